@@ -1,0 +1,1 @@
+"""Database layer: executors (one per dialect), typed results, schema reflection."""

@@ -1,0 +1,61 @@
+"""The executor protocol: one implementation per dialect."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from acts_sql.db.result import ExecResult
+
+DEFAULT_TIMEOUT_S = 60.0
+RECURSIVE_TIMEOUT_S = 15.0
+DEFAULT_MAX_ROWS = 10_000
+
+
+class ColumnInfo(BaseModel):
+    name: str
+    type: str = ""
+    nullable: bool = True
+    primary_key: bool = False
+
+
+class TableInfo(BaseModel):
+    """One table as the prompts see it: DDL, columns, a few sample rows."""
+
+    name: str
+    ddl: str
+    columns: list[ColumnInfo] = Field(default_factory=list)
+    sample_rows: list[list[object]] = Field(default_factory=list)
+    row_count: int | None = None
+
+
+@runtime_checkable
+class ScratchSession(Protocol):
+    """A private session in which empty stand-in tables can be created.
+
+    Stand-ins live only in this session (e.g. SQLite TEMP tables) and vanish
+    with it; the user's database is never written.
+    """
+
+    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult: ...
+
+    def execute(self, sql: str, *, max_rows: int | None = None) -> ExecResult: ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs statements against one database, read-only, with timeout and row cap."""
+
+    dialect: str
+
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+    ) -> ExecResult: ...
+
+    def scratch(self) -> AbstractContextManager[ScratchSession]: ...
+
+    def reflect(self, sample_rows: int = 3) -> list[TableInfo]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,52 @@
+"""Typed results of running one statement."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ExecStatus = Literal["ok", "error", "timeout", "blocked"]
+ErrorKind = Literal["syntax", "schema", "type", "runtime", "blocked", "timeout", "other"]
+
+
+class ExecResult(BaseModel):
+    """Outcome of one statement: never an exception, always one of these."""
+
+    status: ExecStatus
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    row_count: int = 0
+    truncated: bool = False
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    error_code: str | None = None
+    error_position: int | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def is_syntax_error(self) -> bool:
+        return self.status == "error" and self.error_kind == "syntax"
+
+    def summary(self, max_rows: int = 5, max_cell: int = 40) -> str:
+        """A short, prompt-friendly text: status, columns and the first rows."""
+        if self.status != "ok":
+            return f"{self.status}: {self.error or ''}".strip()
+        more = "+" if self.truncated else ""
+        head = f"ok: {self.row_count}{more} row(s); columns: {', '.join(self.columns) or '-'}"
+        lines = [head]
+        for row in self.rows[:max_rows]:
+            cells = [_cell(v, max_cell) for v in row]
+            lines.append("  (" + ", ".join(cells) + ")")
+        if self.row_count > max_rows:
+            lines.append(f"  ... {self.row_count - max_rows} more")
+        return "\n".join(lines)
+
+
+def _cell(value: Any, limit: int) -> str:
+    text = "NULL" if value is None else repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,47 @@
+"""Typed errors. One root, subclasses carry machine-readable details.
+
+Failures of the LLM or of a statement *inside* a correction are data (node
+failures, execution results), not exceptions: a run never crashes on LLM
+output. These exceptions are for bad input and configuration, which the CLI
+turns into a one-line reason and exit code 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ActsSqlError(Exception):
+    """Root of every error acts-sql raises on purpose."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(ActsSqlError):
+    """Bad input or configuration: unknown dialect, method, flag values."""
+
+
+class DatabaseOpenError(ActsSqlError):
+    """A database URL or file that cannot be opened as a database."""
+
+
+class LLMError(ActsSqlError):
+    """An LLM backend could not answer (endpoint down, bad key, ...)."""
+
+
+class LLMSpecError(ConfigError):
+    """An LLM SPEC that cannot be understood, or a malformed scripted file."""
+
+
+class ScriptExhaustedError(LLMError):
+    """The scripted backend has no response left for a purpose."""
+
+
+class SqlParseError(ActsSqlError):
+    """SQL that sqlglot cannot parse; details hold line, column, dialect."""

@@ -1,0 +1,1 @@
+"""LLM layer: one protocol, backends, usage accounting, structured (JSON) calls."""
