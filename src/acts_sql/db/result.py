@@ -32,6 +32,10 @@ class ExecResult(BaseModel):
     def is_syntax_error(self) -> bool:
         return self.status == "error" and self.error_kind == "syntax"
 
+    def preview(self, max_rows: int = 20) -> ExecResult:
+        """A copy with at most `max_rows` rows, for traces and prompts."""
+        return self.model_copy(update={"rows": self.rows[:max_rows]})
+
     def summary(self, max_rows: int = 5, max_cell: int = 40) -> str:
         """A short, prompt-friendly text: status, columns and the first rows."""
         if self.status != "ok":

@@ -1,0 +1,1 @@
+"""The Central Agent: prompts per purpose and typed decisions (plan, choose, judge)."""

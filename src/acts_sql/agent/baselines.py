@@ -1,0 +1,67 @@
+"""Single-call prompts: text-to-SQL, the critic baseline, the raw baseline.
+
+- `text_to_sql`: writes the initial SQL from the question (text-to-SQL mode).
+- `critique_and_rewrite`: the `critic` method, one call that critiques the
+  SQL and rewrites it, as JSON.
+- `raw_correction`: the `raw` method, single-turn correction in the shape of
+  the BIRD-CRITIC baseline prompt; every ```sql block of the reply becomes a
+  statement.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Message
+from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.structured import StructuredReply, ask_json
+from acts_sql.protocol import GeneratedSql, Purpose
+from acts_sql.tools.context import TaskContext, task_messages
+
+_PACKAGE = "acts_sql.agent"
+_SQL_BLOCK = re.compile(r"```[ \t]*sql[^\n]*\n(.*?)(?:```|$)", re.IGNORECASE | re.DOTALL)
+
+
+class CriticReply(BaseModel):
+    critique: str = ""
+    sql: str
+
+
+def text_to_sql(
+    llm: LLMBackend, task: TaskContext, retries: int = 2
+) -> StructuredReply[GeneratedSql]:
+    tail = load_template(_PACKAGE, "prompts/text_to_sql.txt")
+    request = LLMRequest(purpose=Purpose.GENERATE_SQL, messages=task_messages(task, tail))
+    return ask_json(llm, request, GeneratedSql, retries=retries)
+
+
+def critique_and_rewrite(
+    llm: LLMBackend, task: TaskContext, retries: int = 2
+) -> StructuredReply[CriticReply]:
+    tail = load_template(_PACKAGE, "prompts/critic.txt")
+    request = LLMRequest(purpose=Purpose.CORRECT, messages=task_messages(task, tail))
+    return ask_json(llm, request, CriticReply, retries=retries)
+
+
+def raw_correction(llm: LLMBackend, task: TaskContext) -> tuple[list[str], LLMResponse]:
+    prompt = render(
+        load_template(_PACKAGE, "prompts/raw_baseline.txt"),
+        dialect=task.dialect,
+        schema=task.schema_text.strip(),
+        question=task.question.strip(),
+        sql=task.original_sql.strip(),
+    )
+    request = LLMRequest(
+        purpose=Purpose.CORRECT, messages=[Message(role="user", content=prompt)], max_tokens=2048
+    )
+    response = llm.complete(request)
+    return sql_blocks(response.text), response
+
+
+def sql_blocks(text: str) -> list[str]:
+    """Every ```sql block's statement, in order (an unclosed last block counts)."""
+    return [
+        block.strip().rstrip(";").strip() for block in _SQL_BLOCK.findall(text) if block.strip()
+    ]

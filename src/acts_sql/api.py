@@ -1,0 +1,101 @@
+"""The Python entry point: `acts_sql.correct(...)`.
+
+Same options and same result as `acts-sql fix --json`. Bad input raises a
+subclass of `acts_sql.errors.ActsSqlError` (ConfigError, DatabaseOpenError,
+LLMSpecError) before any work starts; everything that goes wrong during the
+correction itself is reported in the result, never raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from acts_sql.db.connect import open_database
+from acts_sql.db.executor import Executor
+from acts_sql.engine.budget import Budget
+from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.engine.result import CorrectionResult
+from acts_sql.engine.runner import run_correction
+from acts_sql.engine.trace import TraceEvent
+from acts_sql.errors import ConfigError
+from acts_sql.llm.base import LLMBackend
+from acts_sql.llm.spec import parse_llm_spec
+from acts_sql.sql.dialects import get_dialect
+
+
+def correct(
+    db: str | Executor,
+    question: str | None = None,
+    sql: str | None = None,
+    *,
+    dialect: str | None = None,
+    llm: str | LLMBackend | None = None,
+    method: str | Method = Method.ACTS,
+    max_llm_calls: int = 40,
+    max_nodes: int = 30,
+    max_depth: int = 8,
+    max_seconds: float = 600.0,
+    execution_tools: bool = True,
+    ambiguity_detection: bool = True,
+    json_retries: int = 2,
+    on_event: Callable[[TraceEvent], None] | None = None,
+) -> CorrectionResult:
+    """Correct `sql` so that it does what `question` (the user's issue) asks.
+
+    `db` is a database URL (`sqlite:///path.db`), a file path, or an open
+    Executor. Without `sql`, the initial SQL is generated from `question`
+    (text-to-SQL mode) and then corrected. `llm` is an LLM SPEC string
+    (`openai:MODEL`, `scripted:PATH`, ...) or a backend object.
+    """
+    question = (question or "").strip()
+    sql = (sql or "").strip() or None
+    if not question and not sql:
+        raise ConfigError("nothing to do: give a question (the issue), a SQL statement, or both")
+    options = make_options(
+        method=method,
+        budget=dict(
+            max_llm_calls=max_llm_calls,
+            max_nodes=max_nodes,
+            max_depth=max_depth,
+            max_seconds=max_seconds,
+        ),
+        execution_tools=execution_tools,
+        ambiguity_detection=ambiguity_detection,
+        json_retries=json_retries,
+    )
+    wanted = get_dialect(dialect).name if dialect else None
+    backend = llm if isinstance(llm, LLMBackend) else parse_llm_spec(llm)
+    executor = db if isinstance(db, Executor) else open_database(db, wanted)
+    try:
+        actual = get_dialect(executor.dialect).name
+        if wanted and wanted != actual:
+            raise ConfigError(f"--dialect {wanted} does not match the database, which is {actual}")
+        return run_correction(
+            executor=executor,
+            llm=backend,
+            question=question,
+            sql=sql,
+            options=options,
+            listeners=[on_event] if on_event else None,
+        )
+    finally:
+        if not isinstance(db, Executor):
+            executor.close()
+
+
+def make_options(
+    *, method: str | Method, budget: dict[str, float], **switches: object
+) -> CorrectionOptions:
+    try:
+        chosen = Method(str(method).lower())
+    except ValueError:
+        names = ", ".join(m.value for m in Method)
+        raise ConfigError(f"unknown method {method!r}; choose one of: {names}") from None
+    try:
+        return CorrectionOptions(method=chosen, budget=Budget(**budget), **switches)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid option {where}: {first['msg']}") from None

@@ -1,0 +1,1 @@
+"""Command-line interface: `acts-sql fix`, `acts-sql demo`, `acts-sql protocol`."""

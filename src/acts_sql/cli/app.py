@@ -1,0 +1,161 @@
+"""`acts-sql`: the command line.
+
+Exit codes: 0 a candidate was accepted; 1 none was (the best candidate is
+still printed); 2 bad input or configuration, with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from acts_sql.api import correct
+from acts_sql.cli.demo import run_demo
+from acts_sql.cli.render import progress_line, show_result
+from acts_sql.engine.result import CorrectionResult
+from acts_sql.engine.trace import TraceEvent
+from acts_sql.errors import ActsSqlError
+from acts_sql.llm.spec import parse_llm_spec
+from acts_sql.protocol import PROTOCOL_MODELS
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="acts-sql corrects SQL: plan-guided, tree-structured, execution-grounded.",
+    pretty_exceptions_enable=False,
+)
+EXIT_ACCEPTED, EXIT_NOT_ACCEPTED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def write_trace(path: Path, events: list[TraceEvent]) -> None:
+    path.write_text(
+        json.dumps([e.model_dump(mode="json") for e in events], indent=1, ensure_ascii=False) + "\n"
+    )
+
+
+def emit_result(
+    result: CorrectionResult, *, as_json: bool, trace: Path | None, console: Console
+) -> None:
+    if trace is not None:
+        write_trace(trace, result.trace)
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=1) + "\n")
+    else:
+        show_result(console, result)
+
+
+@app.command()
+def fix(
+    db: Annotated[str, typer.Option(help="database URL (sqlite:///path.db) or file path")],
+    question: Annotated[
+        str, typer.Option(help="what the user wants: the issue or the question")
+    ] = "",
+    sql: Annotated[str, typer.Option(help="the SQL to correct; omit for text-to-SQL mode")] = "",
+    dialect: Annotated[
+        str | None, typer.Option(help="SQL dialect; default: the database's")
+    ] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(help="LLM SPEC: openai:MODEL, scripted:PATH (default: from environment)"),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
+    api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
+    method: Annotated[str, typer.Option(help="acts | linear | critic | raw")] = "acts",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the result object as JSON")
+    ] = False,
+    trace: Annotated[
+        Path | None, typer.Option(help="write the trace events as JSON to this file")
+    ] = None,
+    no_execution_tools: Annotated[
+        bool, typer.Option("--no-execution-tools", help="ablation: without execution tools")
+    ] = False,
+    no_ambiguity: Annotated[
+        bool, typer.Option("--no-ambiguity", help="ablation: without ambiguity detection")
+    ] = False,
+    max_llm_calls: Annotated[int, typer.Option(help="budget: LLM calls")] = 40,
+    max_nodes: Annotated[int, typer.Option(help="budget: nodes executed")] = 30,
+    max_depth: Annotated[int, typer.Option(help="budget: tree depth")] = 8,
+    max_seconds: Annotated[float, typer.Option(help="budget: wall time in seconds")] = 600.0,
+) -> None:
+    """Correct SQL so it does what the question or issue asks."""
+    console = Console(stderr=as_json)
+    try:
+        overrides: dict[str, Any] = {
+            k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v
+        }
+        backend = parse_llm_spec(llm, **overrides)
+        result = correct(
+            db,
+            question,
+            sql,
+            dialect=dialect,
+            llm=backend,
+            method=method,
+            max_llm_calls=max_llm_calls,
+            max_nodes=max_nodes,
+            max_depth=max_depth,
+            max_seconds=max_seconds,
+            execution_tools=not no_execution_tools,
+            ambiguity_detection=not no_ambiguity,
+            on_event=None if as_json else _progress(console),
+        )
+    except ActsSqlError as exc:
+        raise fail(str(exc)) from None
+    try:
+        emit_result(result, as_json=as_json, trace=trace, console=console)
+    except OSError as exc:
+        raise fail(f"cannot write the trace: {exc}") from None
+    raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_NOT_ACCEPTED)
+
+
+def _progress(console: Console) -> Any:
+    def show(event: TraceEvent) -> None:
+        line = progress_line(event)
+        if line is not None:
+            console.print(line, style="dim", highlight=False, markup=False)
+
+    return show
+
+
+@app.command()
+def demo(
+    task: Annotated[str | None, typer.Option(help="run one example task by id")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the results as JSON lines")
+    ] = False,
+) -> None:
+    """Correct the paper's example tasks on the bundled SQLite database."""
+    try:
+        code = run_demo(task_id=task, as_json=as_json)
+    except ActsSqlError as exc:
+        raise fail(str(exc)) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def protocol() -> None:
+    """Print the JSON Schema of the plan protocol (the agent's JSON replies)."""
+    sys.stdout.write(json.dumps(protocol_schema(), indent=2) + "\n")
+
+
+def protocol_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "acts-sql plan protocol",
+        "$defs": {name: model.model_json_schema() for name, model in PROTOCOL_MODELS.items()},
+    }
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,291 @@
+"""The SQLite executor: read-only, with timeouts, row caps and scratch sessions.
+
+The user's file is opened with ``mode=ro``, so SQLite itself refuses every
+write to it. An authorizer closes the remaining doors of a read-only
+connection: ``ATTACH`` and ``VACUUM INTO`` (which create files), pragmas that
+change connection settings, and, on the shared connection, TEMP objects that
+would shadow the user's tables for later statements. Scratch sessions get
+their own connection, where TEMP stand-in tables are allowed and vanish when
+the session closes.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from acts_sql.db.executor import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    RECURSIVE_TIMEOUT_S,
+    ColumnInfo,
+    TableInfo,
+)
+from acts_sql.db.result import ExecResult
+from acts_sql.db.sqlite_errors import classify, failure_result
+from acts_sql.db.statements import is_recursive, split_statements
+
+REFLECT_TIMEOUT_S = 10.0
+_PROGRESS_STEPS = 1000
+_MAX_HEX_BLOB = 32
+
+_TEMP_ACTIONS = {
+    sqlite3.SQLITE_CREATE_TEMP_INDEX,
+    sqlite3.SQLITE_CREATE_TEMP_TABLE,
+    sqlite3.SQLITE_CREATE_TEMP_TRIGGER,
+    sqlite3.SQLITE_CREATE_TEMP_VIEW,
+    sqlite3.SQLITE_DROP_TEMP_INDEX,
+    sqlite3.SQLITE_DROP_TEMP_TABLE,
+    sqlite3.SQLITE_DROP_TEMP_TRIGGER,
+    sqlite3.SQLITE_DROP_TEMP_VIEW,
+    sqlite3.SQLITE_CREATE_VTABLE,
+    sqlite3.SQLITE_DROP_VTABLE,
+}
+_ROW_WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
+_READ_PRAGMAS = {
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "foreign_key_check",
+    "integrity_check",
+    "quick_check",
+}
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a double-quoted SQLite identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def json_safe(value: Any) -> Any:
+    """A cell value that ``json.dumps`` accepts and a prompt can show."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        return data.hex() if len(data) <= _MAX_HEX_BLOB else f"<blob {len(data)} bytes>"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def default_timeout(statement: str) -> float:
+    """BIRD-CRITIC's limits: 15 s for ``WITH RECURSIVE``, 60 s otherwise."""
+    return RECURSIVE_TIMEOUT_S if is_recursive(statement) else DEFAULT_TIMEOUT_S
+
+
+class _Guard:
+    """SQLite authorizer: refuses what a read-only connection would still allow."""
+
+    def __init__(self, *, allow_temp: bool) -> None:
+        self.allow_temp = allow_temp
+        self.denied: str | None = None
+
+    def __call__(
+        self, action: int, arg1: str | None, arg2: str | None, db: str | None, _src: str | None
+    ) -> int:
+        reason = self._check(action, arg1, arg2, db)
+        if reason is None:
+            return sqlite3.SQLITE_OK
+        self.denied = reason
+        return sqlite3.SQLITE_DENY
+
+    def _check(self, action: int, arg1: str | None, arg2: str | None, db: str | None) -> str | None:
+        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+            return "ATTACH, DETACH and VACUUM INTO are not allowed"
+        setting = action == sqlite3.SQLITE_PRAGMA and arg2 is not None
+        if setting and (arg1 or "").lower() not in _READ_PRAGMAS:
+            return f"PRAGMA {arg1} cannot be set here"
+        if self.allow_temp:
+            return None
+        if action in _TEMP_ACTIONS or (action in _ROW_WRITES and db == "temp"):
+            return "temporary objects are not allowed on the shared connection"
+        return None
+
+
+def _connect(path: Path, *, allow_temp: bool) -> tuple[sqlite3.Connection, _Guard]:
+    uri = path.resolve().as_uri() + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    guard = _Guard(allow_temp=allow_temp)
+    conn.set_authorizer(guard)
+    return conn, guard
+
+
+def _run_one(
+    conn: sqlite3.Connection, guard: _Guard, statement: str, max_rows: int, timeout: float
+) -> ExecResult:
+    """Run one statement under a deadline; fetch at most ``max_rows`` rows."""
+    started = time.monotonic()
+    deadline = started + timeout
+    guard.denied = None
+    try:
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+        cursor = conn.execute(statement)
+        if cursor.description is None:
+            affected = max(cursor.rowcount, 0)
+            return ExecResult(status="ok", row_count=affected, seconds=_since(started))
+        columns = [str(col[0]) for col in cursor.description]
+        fetched = cursor.fetchmany(max_rows + 1)
+        cursor.close()
+    except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:
+        failure = classify(exc, denied=guard.denied, timeout=timeout)
+        return failure_result(failure, _since(started))
+    finally:
+        with suppress(sqlite3.Error):
+            conn.set_progress_handler(None, 0)
+    truncated = len(fetched) > max_rows
+    rows = [[json_safe(cell) for cell in row] for row in fetched[:max_rows]]
+    return ExecResult(
+        status="ok",
+        columns=columns,
+        rows=rows,
+        row_count=len(rows),
+        truncated=truncated,
+        seconds=_since(started),
+    )
+
+
+def _run_script(
+    conn: sqlite3.Connection,
+    guard: _Guard,
+    sql: str,
+    max_rows: int | None,
+    timeout: float | None,
+) -> ExecResult:
+    """Run each statement in order; the last result, or the first failure."""
+    started = time.monotonic()
+    statements = split_statements(sql)
+    if not statements:
+        return ExecResult(status="error", error="no SQL statement to execute", error_kind="syntax")
+    cap = DEFAULT_MAX_ROWS if max_rows is None else max(max_rows, 0)
+    result = ExecResult(status="ok")
+    try:
+        for statement in statements:
+            limit = default_timeout(statement) if timeout is None else timeout
+            result = _run_one(conn, guard, statement, cap, limit)
+            if not result.ok:
+                break
+    finally:
+        with suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.rollback()
+    return result.model_copy(update={"seconds": _since(started)})
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 6)
+
+
+class SQLiteScratchSession:
+    """A private read-only connection where empty TEMP stand-in tables can live."""
+
+    def __init__(self, path: Path) -> None:
+        self._conn, self._guard = _connect(path, allow_temp=True)
+        self._lock = threading.Lock()
+
+    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
+        """Create an empty TEMP table ``name`` with untyped ``columns``.
+
+        It shadows a same-named table of the user's database in this session.
+        """
+        if not columns:
+            return ExecResult(
+                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
+            )
+        cols = ", ".join(quote_identifier(col) for col in columns)
+        return self.execute(f"CREATE TEMP TABLE {quote_identifier(name)} ({cols})")
+
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+    ) -> ExecResult:
+        """Run ``sql`` in this session (same rules as :meth:`SQLiteExecutor.execute`)."""
+        with self._lock:
+            return _run_script(self._conn, self._guard, sql, max_rows, timeout)
+
+    def close(self) -> None:
+        """Close the connection; every TEMP object goes with it."""
+        with self._lock:
+            self._conn.close()
+
+
+class SQLiteExecutor:
+    """Runs statements on one SQLite file that it can never write."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._conn, self._guard = _connect(self.path, allow_temp=False)
+        self._lock = threading.RLock()
+
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+    ) -> ExecResult:
+        """Run one or more statements; never raises for SQL failures.
+
+        Each statement gets ``timeout`` seconds (default 60, 15 for ``WITH
+        RECURSIVE``); at most ``max_rows`` rows are returned (default 10,000),
+        with ``truncated`` set when there were more.
+        """
+        with self._lock:
+            return _run_script(self._conn, self._guard, sql, max_rows, timeout)
+
+    @contextmanager
+    def scratch(self) -> Iterator[SQLiteScratchSession]:
+        """A scratch session on its own connection, closed (and emptied) on exit."""
+        session = SQLiteScratchSession(self.path)
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
+        """Tables, then views: DDL, columns, row count and the first rows."""
+        listing = (
+            "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type = 'view', rowid"
+        )
+        with self._lock:
+            found = self._query(listing)
+            return [self._describe(kind, name, ddl, sample_rows) for kind, name, ddl in found.rows]
+
+    def _describe(self, kind: str, name: str, ddl: str | None, sample_rows: int) -> TableInfo:
+        ident = quote_identifier(name)
+        pragma = self._query(f"PRAGMA table_info({ident})")
+        columns = [
+            ColumnInfo(name=col[1], type=col[2] or "", nullable=not col[3], primary_key=col[5] > 0)
+            for col in pragma.rows
+        ]
+        if not ddl:
+            ddl = f"CREATE TABLE {ident} ({', '.join(quote_identifier(c.name) for c in columns)})"
+        count = None
+        if kind == "table":
+            counted = self._query(f"SELECT count(*) FROM {ident}")
+            count = counted.rows[0][0] if counted.ok and counted.rows else None
+        sample = self._query(f"SELECT * FROM {ident} LIMIT {max(sample_rows, 0)}")
+        return TableInfo(
+            name=name, ddl=ddl, columns=columns, sample_rows=sample.rows, row_count=count
+        )
+
+    def _query(self, sql: str) -> ExecResult:
+        return _run_one(self._conn, self._guard, sql, DEFAULT_MAX_ROWS, REFLECT_TIMEOUT_S)
+
+    def close(self) -> None:
+        """Close the shared connection (scratch sessions close themselves)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SQLiteExecutor:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""The engine: plan tree, cursor, search loop, budgets, trace events."""

@@ -1,0 +1,59 @@
+"""Budgets that bound a correction: LLM calls, nodes, depth, wall time."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pydantic import BaseModel, Field
+
+
+class Budget(BaseModel):
+    """Limits of one correction. When one runs out, the best candidate is returned."""
+
+    max_llm_calls: int = Field(40, ge=1)
+    max_nodes: int = Field(30, ge=1)
+    max_depth: int = Field(8, ge=1)
+    max_seconds: float = Field(600.0, gt=0)
+
+
+class BudgetExhaustedError(Exception):
+    """Raised inside the engine when a limit is hit; never leaves `correct`."""
+
+    def __init__(self, which: str) -> None:
+        super().__init__(f"budget exhausted: {which}")
+        self.which = which
+
+
+class BudgetTracker:
+    """Counts what a run has used and says when a limit is reached."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.llm_calls = 0
+        self.nodes_run = 0
+        self._start = time.perf_counter()
+        self._lock = threading.Lock()
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._start
+
+    def take_llm_call(self) -> None:
+        with self._lock:
+            if self.llm_calls >= self.budget.max_llm_calls:
+                raise BudgetExhaustedError(f"LLM calls ({self.budget.max_llm_calls})")
+            self.check_time()
+            self.llm_calls += 1
+
+    def take_node(self, depth: int) -> None:
+        if self.nodes_run >= self.budget.max_nodes:
+            raise BudgetExhaustedError(f"nodes ({self.budget.max_nodes})")
+        if depth > self.budget.max_depth:
+            raise BudgetExhaustedError(f"depth ({self.budget.max_depth})")
+        self.check_time()
+        self.nodes_run += 1
+
+    def check_time(self) -> None:
+        if self.elapsed > self.budget.max_seconds:
+            raise BudgetExhaustedError(f"wall time ({self.budget.max_seconds:g} s)")

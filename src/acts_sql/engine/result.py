@@ -1,0 +1,60 @@
+"""The typed result of one correction: what `fix --json` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.trace import TraceEvent
+from acts_sql.llm.base import Usage
+
+
+class UsageSummary(BaseModel):
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
+    seconds: float = Field(0.0, description="wall time of the whole correction")
+    statements: int = 0
+    by_purpose: dict[str, int] = Field(default_factory=dict)
+
+    @classmethod
+    def from_calls(cls, calls: list[Usage], *, seconds: float, statements: int) -> UsageSummary:
+        by_purpose: dict[str, int] = {}
+        for call in calls:
+            by_purpose[call.purpose] = by_purpose.get(call.purpose, 0) + 1
+        return cls(
+            llm_calls=len(calls),
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            cached_prompt_tokens=sum(c.cached_prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            llm_seconds=round(sum(c.seconds for c in calls), 4),
+            seconds=round(seconds, 4),
+            statements=statements,
+            by_purpose=by_purpose,
+        )
+
+
+class CorrectionResult(BaseModel):
+    """The outcome: the SQL, whether the agent accepted it, and how it got there."""
+
+    sql: str
+    accepted: bool
+    original_sql: str
+    method: str
+    dialect: str
+    question: str
+    reason: str = Field("", description="why the search stopped")
+    generated_initial_sql: bool = Field(
+        False, description="text-to-SQL mode: the original was generated"
+    )
+    statements: list[str] = Field(
+        default_factory=list, description="the SQL as a list of statements"
+    )
+    result: ExecResult | None = Field(None, description="execution result of `sql` (first rows)")
+    usage: UsageSummary = Field(default_factory=UsageSummary)
+    tree: list[dict[str, Any]] = Field(default_factory=list, description="final plan tree nodes")
+    trace: list[TraceEvent] = Field(default_factory=list)

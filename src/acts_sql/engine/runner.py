@@ -1,0 +1,141 @@
+"""One correction from start to finish: schema, original SQL, method, result."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from acts_sql.agent.baselines import text_to_sql
+from acts_sql.db.executor import Executor
+from acts_sql.db.schema import render_schema
+from acts_sql.engine.baselines import run_critic, run_raw
+from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
+from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.engine.result import CorrectionResult, UsageSummary
+from acts_sql.engine.search import SearchOutcome, TreeSearch
+from acts_sql.engine.trace import Listener, Trace
+from acts_sql.engine.traced import TracedExecutor, TracedLLM, UsageLedger
+from acts_sql.errors import LLMError
+from acts_sql.llm.base import LLMBackend
+from acts_sql.sql.diagnostics import split_statements
+from acts_sql.tools.context import TaskContext
+
+NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def focus_terms(*texts: str) -> list[str]:
+    """Words of the issue and SQL, to put the tables they mention first."""
+    return list(dict.fromkeys(w.lower() for t in texts for w in _WORD.findall(t or "")))
+
+
+def run_correction(
+    *,
+    executor: Executor,
+    llm: LLMBackend,
+    question: str,
+    sql: str | None,
+    options: CorrectionOptions,
+    listeners: list[Listener] | None = None,
+) -> CorrectionResult:
+    started = time.perf_counter()
+    trace = Trace(listeners)
+    budget = BudgetTracker(options.budget)
+    ledger = UsageLedger()
+    traced_llm = TracedLLM(llm, trace, budget, ledger)
+    dialect = executor.dialect
+    trace.emit(
+        "run_started",
+        summary=f"{options.method.value} on {dialect}",
+        method=options.method.value,
+        dialect=dialect,
+        question=question,
+        sql=sql,
+        options=options.model_dump(mode="json"),
+    )
+    schema_text = render_schema(
+        executor.reflect(sample_rows=3),
+        max_chars=options.schema_chars,
+        focus_terms=focus_terms(question, sql or ""),
+    )
+    task = TaskContext(
+        dialect=dialect,
+        question=question.strip() or NO_ISSUE,
+        original_sql=sql or "",
+        schema_text=schema_text,
+        execution_visible=options.execution_tools,
+    )
+    generated = not (sql or "").strip()
+    outcome: SearchOutcome
+    try:
+        if generated:
+            sql = _initial_sql(traced_llm, task, options, trace)
+        original = (
+            TracedExecutor(executor, trace, None, "original").execute(sql or "") if sql else None
+        )
+        task = task.model_copy(update={"original_sql": sql or "", "original_result": original})
+        if not sql:
+            outcome = SearchOutcome(stop_reason="no initial SQL could be generated")
+        elif options.method in (Method.ACTS, Method.LINEAR):
+            outcome = TreeSearch(
+                executor=executor,
+                llm=traced_llm,
+                task=task,
+                options=options,
+                trace=trace,
+                budget=budget,
+            ).run()
+        elif options.method == Method.CRITIC:
+            outcome = run_critic(executor, traced_llm, task, options.json_retries, trace)
+        else:
+            outcome = run_raw(executor, traced_llm, task, trace)
+    except BudgetExhaustedError as exc:
+        outcome = SearchOutcome(stop_reason=str(exc))
+        trace.emit("budget_exhausted", summary=str(exc), which=exc.which)
+    except LLMError as exc:
+        outcome = SearchOutcome(stop_reason=f"LLM backend failed: {exc}")
+        trace.emit("llm_failed", summary=outcome.stop_reason)
+
+    final = outcome.accepted or outcome.best
+    final_sql = final.sql if final else (sql or "")
+    final_result = final.result if final else task.original_result
+    accepted = outcome.accepted is not None
+    trace.emit(
+        "run_finished",
+        summary=outcome.stop_reason,
+        accepted=accepted,
+        sql=final_sql,
+        node=final.node if final else None,
+    )
+    events = trace.events
+    return CorrectionResult(
+        sql=final_sql,
+        accepted=accepted,
+        original_sql=sql or "",
+        method=options.method.value,
+        dialect=dialect,
+        question=question,
+        reason=outcome.stop_reason,
+        generated_initial_sql=generated,
+        statements=split_statements(final_sql, dialect) if final_sql else [],
+        result=final_result.preview() if final_result else None,
+        usage=UsageSummary.from_calls(
+            ledger.calls,
+            seconds=time.perf_counter() - started,
+            statements=sum(1 for e in events if e.kind == "statement"),
+        ),
+        tree=outcome.tree,
+        trace=events,
+    )
+
+
+def _initial_sql(
+    llm: TracedLLM, task: TaskContext, options: CorrectionOptions, trace: Trace
+) -> str:
+    reply = text_to_sql(llm.for_node("initial"), task, options.json_retries)
+    if reply.value is None:
+        trace.emit("initial_sql", summary=f"failed: {reply.error}", ok=False)
+        return ""
+    sql = reply.value.sql.strip().rstrip(";")
+    trace.emit("initial_sql", summary=sql, ok=True, sql=sql)
+    return sql

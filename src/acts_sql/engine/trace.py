@@ -1,0 +1,78 @@
+"""Trace events: every step of a correction, in order.
+
+The CLI, the JSON output, the HTML viewer and the benchmark reports all read
+these events. Each LLM call and each statement is one event with its purpose,
+tokens and time. Recording is thread-safe (unit checks run in parallel).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+EventKind = str
+"""run_started, plan, plan_failed, node_started, node_finished, expanded, choice,
+choice_failed, candidate, judgement, judge_failed, pruned, backtrack, fix_inserted,
+llm_call, statement, budget_exhausted, run_finished."""
+
+
+class TraceEvent(BaseModel):
+    seq: int
+    t: float = Field(description="seconds since the run started")
+    kind: EventKind
+    node: str | None = None
+    tool: str | None = None
+    purpose: str | None = None
+    summary: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+Listener = Callable[[TraceEvent], None]
+
+
+class Trace:
+    """An append-only, thread-safe list of events with optional listeners."""
+
+    def __init__(self, listeners: list[Listener] | None = None) -> None:
+        self._events: list[TraceEvent] = []
+        self._lock = threading.Lock()
+        self._start = time.perf_counter()
+        self._listeners = list(listeners or [])
+
+    def emit(
+        self,
+        kind: EventKind,
+        *,
+        node: str | None = None,
+        tool: str | None = None,
+        purpose: str | None = None,
+        summary: str = "",
+        **data: Any,
+    ) -> TraceEvent:
+        with self._lock:
+            event = TraceEvent(
+                seq=len(self._events),
+                t=round(time.perf_counter() - self._start, 6),
+                kind=kind,
+                node=node,
+                tool=tool,
+                purpose=purpose,
+                summary=summary,
+                data=data,
+            )
+            self._events.append(event)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        with self._lock:
+            return list(self._events)
+
+    def of_kind(self, kind: EventKind) -> list[TraceEvent]:
+        return [e for e in self.events if e.kind == kind]

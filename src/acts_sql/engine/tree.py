@@ -1,0 +1,257 @@
+"""The plan tree: nodes with their status, validation, grafting and pruning.
+
+The agent's plan (protocol `Plan`) becomes a PlanTree. Validation rejects what
+would make the search ill-defined: duplicate ids, unknown tools, children that
+name no node, a node with two parents, cycles, a cursor that points nowhere.
+Its messages are fed back to the agent when it is re-asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from acts_sql.protocol import Plan, PlanNode
+
+SUMMARY_CHARS_IN_PROMPT = 400
+
+
+class NodeStatus(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    PRUNED = "pruned"
+
+
+EXECUTED = {NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.SKIPPED}
+
+
+class NodeState(BaseModel):
+    """A node of the tree with what happened to it."""
+
+    id: str
+    description: str = ""
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    children: list[str] = Field(default_factory=list)
+    parent: str | None = None
+    depth: int = 1
+    origin: str = "plan"
+    status: NodeStatus = NodeStatus.PENDING
+    summary: str = ""
+    reason: str = ""
+    candidate_sql: str | None = None
+
+
+class PlanValidationError(Exception):
+    """A plan or a graft that breaks the tree rules; the message says which."""
+
+
+def check_nodes(
+    nodes: list[PlanNode], known_tools: Iterable[str], taken: Iterable[str] = ()
+) -> None:
+    """Raise PlanValidationError unless `nodes` form a forest of known tools."""
+    known = set(known_tools)
+    taken_ids = set(taken)
+    ids: set[str] = set()
+    for node in nodes:
+        if node.id in ids or node.id in taken_ids:
+            raise PlanValidationError(f"duplicate node id {node.id!r}")
+        ids.add(node.id)
+        if node.tool not in known:
+            raise PlanValidationError(
+                f"node {node.id!r} uses unknown tool {node.tool!r}; "
+                f"tools: {', '.join(sorted(known))}"
+            )
+    parent_of: dict[str, str] = {}
+    for node in nodes:
+        for child in node.children:
+            if child not in ids:
+                raise PlanValidationError(f"node {node.id!r} has unknown child {child!r}")
+            if child == node.id:
+                raise PlanValidationError(f"node {node.id!r} lists itself as a child (cycle)")
+            if child in parent_of and parent_of[child] != node.id:
+                raise PlanValidationError(
+                    f"node {child!r} has two parents ({parent_of[child]!r}, {node.id!r})"
+                )
+            parent_of[child] = node.id
+    for node in nodes:
+        seen = {node.id}
+        current = parent_of.get(node.id)
+        while current is not None:
+            if current in seen:
+                raise PlanValidationError(f"cycle in children through node {node.id!r}")
+            seen.add(current)
+            current = parent_of.get(current)
+
+
+def check_plan(plan: Plan, known_tools: Iterable[str]) -> None:
+    check_nodes(plan.nodes, known_tools)
+    ids = {n.id for n in plan.nodes}
+    if plan.cursor not in ids:
+        raise PlanValidationError(
+            f"cursor {plan.cursor!r} names no node; nodes: {', '.join(sorted(ids))}"
+        )
+    children = {c for n in plan.nodes for c in n.children}
+    if plan.cursor in children:
+        raise PlanValidationError(f"cursor {plan.cursor!r} must be the root node, not a child")
+
+
+class PlanTree:
+    """Nodes by id, in insertion order, with parent links and depths."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeState] = {}
+        self.root: str | None = None
+
+    @classmethod
+    def from_plan(cls, plan: Plan, known_tools: Iterable[str]) -> PlanTree:
+        """Build from a validated plan; nodes unreachable from the cursor are dropped."""
+        check_plan(plan, known_tools)
+        by_id = {n.id: n for n in plan.nodes}
+        tree = cls()
+        tree.root = plan.cursor
+        stack: list[tuple[str, str | None]] = [(plan.cursor, None)]
+        while stack:
+            node_id, parent = stack.pop()
+            tree._insert(by_id[node_id], parent, origin="plan")
+            stack.extend((c, node_id) for c in reversed(by_id[node_id].children))
+        return tree
+
+    def _insert(self, node: PlanNode, parent: str | None, origin: str) -> NodeState:
+        depth = 1 if parent is None else self.nodes[parent].depth + 1
+        state = NodeState(
+            id=node.id,
+            description=node.description,
+            tool=node.tool,
+            input=dict(node.input),
+            children=list(node.children),
+            parent=parent,
+            depth=depth,
+            origin=origin,
+        )
+        self.nodes[node.id] = state
+        return state
+
+    def __getitem__(self, node_id: str) -> NodeState:
+        return self.nodes[node_id]
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def add_child(self, parent: str, node: PlanNode, origin: str) -> NodeState:
+        """Append one new leaf under `parent`."""
+        if node.id in self.nodes:
+            raise PlanValidationError(f"duplicate node id {node.id!r}")
+        self.nodes[parent].children.append(node.id)
+        return self._insert(node.model_copy(update={"children": []}), parent, origin)
+
+    def graft(
+        self, parent: str, nodes: list[PlanNode], known_tools: Iterable[str], origin: str
+    ) -> list[str]:
+        """Attach a forest of new nodes under `parent`; returns the new top-level ids."""
+        check_nodes(nodes, known_tools, taken=self.nodes)
+        by_id = {n.id: n for n in nodes}
+        referenced = {c for n in nodes for c in n.children}
+        tops = [n.id for n in nodes if n.id not in referenced]
+        stack = [(top, parent) for top in reversed(tops)]
+        self.nodes[parent].children.extend(tops)
+        while stack:
+            node_id, under = stack.pop()
+            self._insert(by_id[node_id], under, origin)
+            stack.extend((c, node_id) for c in reversed(by_id[node_id].children))
+        return tops
+
+    def fresh_id(self, base: str) -> str:
+        if base not in self.nodes:
+            return base
+        k = 2
+        while f"{base}{k}" in self.nodes:
+            k += 1
+        return f"{base}{k}"
+
+    def path(self, node_id: str) -> list[NodeState]:
+        """Nodes from the root down to `node_id`, inclusive."""
+        chain = []
+        current: str | None = node_id
+        while current is not None:
+            chain.append(self.nodes[current])
+            current = self.nodes[current].parent
+        return list(reversed(chain))
+
+    def is_ancestor(self, ancestor: str, node_id: str) -> bool:
+        return any(n.id == ancestor for n in self.path(node_id)[:-1])
+
+    def pending_children(self, node_id: str) -> list[NodeState]:
+        return [
+            self.nodes[c]
+            for c in self.nodes[node_id].children
+            if self.nodes[c].status == NodeStatus.PENDING
+        ]
+
+    def subtree(self, node_id: str) -> list[str]:
+        out, stack = [], [node_id]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            stack.extend(reversed(self.nodes[current].children))
+        return out
+
+    def prune_branch(self, rejected: str, target: str, reason: str) -> list[str]:
+        """Prune from the common ancestor of `rejected` and `target` down to `rejected`.
+
+        The child of the common ancestor on the way to `rejected` and its whole
+        subtree are marked pruned (the rejected node keeps `rejected`).
+        Returns the ids newly pruned.
+        """
+        target_path = {n.id for n in self.path(target)}
+        branch_top = rejected
+        for node in reversed(self.path(rejected)[:-1]):
+            if node.id in target_path:
+                break
+            branch_top = node.id
+        pruned = []
+        for node_id in self.subtree(branch_top):
+            node = self.nodes[node_id]
+            if node.status in (NodeStatus.REJECTED, NodeStatus.ACCEPTED, NodeStatus.PRUNED):
+                continue
+            node.status = NodeStatus.PRUNED
+            node.reason = reason
+            pruned.append(node_id)
+        return pruned
+
+    def to_prompt_json(self, cursor: str | None) -> str:
+        """The current plan with statuses and result summaries, for the agent."""
+        nodes = []
+        for node in self.nodes.values():
+            item: dict[str, Any] = {
+                "id": node.id,
+                "tool": node.tool,
+                "description": node.description,
+                "input": node.input,
+                "children": node.children,
+                "status": node.status.value,
+            }
+            if node.summary:
+                item["result"] = _clip(node.summary, SUMMARY_CHARS_IN_PROMPT)
+            if node.reason:
+                item["reason"] = node.reason
+            nodes.append(item)
+        return json.dumps({"cursor": cursor, "nodes": nodes}, ensure_ascii=False, indent=1)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return [n.model_dump(mode="json") for n in self.nodes.values()]
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

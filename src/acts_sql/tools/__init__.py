@@ -1,0 +1,1 @@
+"""The five tools of the Central Agent, one module each, in one registry."""

@@ -1,0 +1,91 @@
+"""What a tool receives and returns, and the protocol every tool follows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from acts_sql.db.executor import Executor
+from acts_sql.db.result import ExecResult
+from acts_sql.llm.base import LLMBackend
+from acts_sql.tools.context import TaskContext
+
+
+@dataclass
+class ToolEnv:
+    """Everything a tool may use. The engine hands in traced wrappers."""
+
+    executor: Executor
+    llm: LLMBackend
+    task: TaskContext
+    json_retries: int = 2
+    execution_enabled: bool = True
+
+
+class PathStep(BaseModel):
+    """One executed node on the path from the root to the current node."""
+
+    node_id: str
+    tool: str
+    description: str = ""
+    input: dict[str, Any] = Field(default_factory=dict)
+    summary: str = ""
+
+
+class ToolCall(BaseModel):
+    """One node's invocation of a tool."""
+
+    node_id: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    path: list[PathStep] = Field(default_factory=list)
+    base_sql: str = Field("", description="the SQL this node works from (candidate or original)")
+    base_result: ExecResult | None = None
+
+
+class ToolOutcome(BaseModel):
+    """A tool's result: a prompt-friendly summary plus structured output."""
+
+    status: Literal["done", "failed"]
+    summary: str
+    output: dict[str, Any] = Field(default_factory=dict)
+    candidate_sql: str | None = None
+    candidate_result: ExecResult | None = None
+    error: str | None = None
+
+    @classmethod
+    def failed(cls, error: str, **output: Any) -> ToolOutcome:
+        return cls(status="failed", summary=f"failed: {error}", error=error, output=output)
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's argument model; unknown keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Tool(Protocol):
+    """A tool: a name, an argument model, and `run`."""
+
+    name: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    uses_execution: ClassVar[bool]
+    produces_candidate: ClassVar[bool]
+
+    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome: ...
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+def parse_args(tool_name: str, model: type[A], raw: dict[str, Any]) -> A | str:
+    """Validate a node's input; an error message (str) when it does not fit."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        return f"invalid input for {tool_name}: {problems}"

@@ -1,0 +1,76 @@
+"""What every prompt shows about the task, and the shared prompt prefix.
+
+All LLM calls of one correction start with the same system message and the
+same task block (dialect, schema, issue, SQL and its result); only the tail
+differs by purpose. Keeping that prefix byte-identical lets a local model
+reuse its KV cache across calls.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from acts_sql.db.result import ExecResult
+from acts_sql.llm.base import Message
+from acts_sql.llm.prompting import load_template, render
+
+if TYPE_CHECKING:
+    from acts_sql.tools.base import PathStep
+
+_PACKAGE = "acts_sql.tools"
+
+
+class TaskContext(BaseModel):
+    """The correction task as the prompts see it."""
+
+    dialect: str
+    question: str
+    original_sql: str
+    original_result: ExecResult | None = None
+    schema_text: str
+    execution_visible: bool = True
+
+    def task_block(self) -> str:
+        if self.original_result is None or not self.execution_visible:
+            result = "(not shown)"
+        else:
+            result = self.original_result.summary()
+        return render(
+            load_template(_PACKAGE, "prompts/task.txt"),
+            dialect=self.dialect,
+            schema=self.schema_text.strip(),
+            question=self.question.strip(),
+            sql=self.original_sql.strip() or "(none)",
+            result=result,
+        )
+
+
+def system_message() -> Message:
+    return Message(role="system", content=load_template(_PACKAGE, "prompts/system.txt").strip())
+
+
+def task_messages(task: TaskContext, tail: str) -> list[Message]:
+    """System message + task block + purpose-specific tail, in one user turn."""
+    return [
+        system_message(),
+        Message(role="user", content=task.task_block() + "\n\n" + tail.strip()),
+    ]
+
+
+def format_path(steps: list[PathStep]) -> str:
+    """The evidence on a path, one block per executed node, for prompts."""
+    if not steps:
+        return "(nothing executed yet)"
+    blocks = []
+    for step in steps:
+        head = f"[{step.node_id}] {step.tool}"
+        if step.description:
+            head += f" - {step.description}"
+        if step.input:
+            head += f"\n  input: {json.dumps(step.input, ensure_ascii=False)}"
+        body = "\n".join("  " + line for line in step.summary.splitlines()) or "  (no result)"
+        blocks.append(head + "\n" + body)
+    return "\n".join(blocks)

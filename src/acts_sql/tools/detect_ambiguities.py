@@ -1,0 +1,80 @@
+"""`detect_ambiguities`: underspecified phrases of the issue, with readings.
+
+Input: `{}` (optionally `{"focus": "..."}`). The LLM lists phrases of the
+issue that admit several schema-grounded interpretations (2-3 each). The
+engine turns every interpretation into a child branch `<node>.<k>`; phrases
+with a single interpretation are reported but do not branch. At most
+MAX_PHRASES phrases and MAX_READINGS readings per phrase are kept.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from acts_sql.protocol import Ambiguity, AmbiguityReport, Purpose
+from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.context import format_path
+from acts_sql.tools.llm_call import ask_tool_llm
+
+MAX_PHRASES = 2
+MAX_READINGS = 3
+
+
+class DetectAmbiguitiesArgs(ToolArgs):
+    focus: str = ""
+
+
+class DetectAmbiguitiesTool:
+    name: ClassVar[str] = "detect_ambiguities"
+    args_model: ClassVar[type[ToolArgs]] = DetectAmbiguitiesArgs
+    uses_execution: ClassVar[bool] = False
+    produces_candidate: ClassVar[bool] = False
+
+    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
+        args = parse_args(self.name, DetectAmbiguitiesArgs, call.input)
+        if isinstance(args, str):
+            return ToolOutcome.failed(args)
+        reply = ask_tool_llm(
+            env,
+            Purpose.DETECT_AMBIGUITIES,
+            "detect_ambiguities.txt",
+            AmbiguityReport,
+            path=format_path(call.path),
+            focus=args.focus or "(the whole issue)",
+        )
+        if reply.value is None:
+            return ToolOutcome.failed(f"no usable ambiguity report: {reply.error}")
+        report = trim_report(reply.value)
+        return ToolOutcome(status="done", summary=summarize(report), output=report.model_dump())
+
+
+def trim_report(report: AmbiguityReport) -> AmbiguityReport:
+    """Drop empty and duplicate readings; cap phrases and readings."""
+    kept: list[Ambiguity] = []
+    for item in report.ambiguities:
+        readings = list(dict.fromkeys(r.strip() for r in item.interpretations if r.strip()))
+        if item.phrase.strip() and readings:
+            kept.append(
+                Ambiguity(phrase=item.phrase.strip(), interpretations=readings[:MAX_READINGS])
+            )
+    return AmbiguityReport(ambiguities=kept[:MAX_PHRASES])
+
+
+def branching_readings(report: AmbiguityReport) -> list[tuple[str, str]]:
+    """(phrase, interpretation) pairs that become branches: phrases with 2+ readings."""
+    return [
+        (item.phrase, reading)
+        for item in report.ambiguities
+        if len(item.interpretations) >= 2
+        for reading in item.interpretations
+    ]
+
+
+def summarize(report: AmbiguityReport) -> str:
+    if not report.ambiguities:
+        return "no ambiguous phrase found"
+    lines = []
+    for item in report.ambiguities:
+        readings = "; ".join(f"({k}) {r}" for k, r in enumerate(item.interpretations, 1))
+        lines.append(f"{item.phrase!r}: {readings}")
+    return "\n".join(lines)

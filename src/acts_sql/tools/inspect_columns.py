@@ -1,0 +1,103 @@
+"""`inspect_columns`: what a column really holds.
+
+Input: `{"table": "t", "column": "c"}` or `{"table": "t", "columns": ["a", "b"]}`
+(a column may also be written `"t.c"`). For each column two fixed,
+dialect-correct template queries run (built with sqlglot, see
+`acts_sql.sql.templates`): a profile (total rows, non-null, distinct) and the
+most frequent values with their counts. The summary gives type hints, the
+null share and the top values, which is what the agent needs to see that
+`'Electronics'` is stored as `'Home Electronics'`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from acts_sql.sql.templates import column_profile_sql, column_values_sql
+from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+
+TOP_VALUES = 12
+
+
+class InspectColumnsArgs(ToolArgs):
+    table: str | None = None
+    column: str | None = None
+    columns: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _needs_a_column(self) -> InspectColumnsArgs:
+        if not self.column and not self.columns:
+            raise ValueError("give `column` or `columns`")
+        return self
+
+    def targets(self) -> list[tuple[str, str]]:
+        """(table, column) pairs; `t.c` names carry their own table."""
+        pairs = []
+        for name in ([self.column] if self.column else []) + self.columns:
+            table, _, column = name.rpartition(".")
+            table = table or self.table or ""
+            pairs.append((table, column))
+        return pairs
+
+
+class InspectColumnsTool:
+    name: ClassVar[str] = "inspect_columns"
+    args_model: ClassVar[type[ToolArgs]] = InspectColumnsArgs
+    uses_execution: ClassVar[bool] = True
+    produces_candidate: ClassVar[bool] = False
+
+    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
+        args = parse_args(self.name, InspectColumnsArgs, call.input)
+        if isinstance(args, str):
+            return ToolOutcome.failed(args)
+        reports: list[dict[str, Any]] = []
+        lines: list[str] = []
+        for table, column in args.targets():
+            if not table:
+                return ToolOutcome.failed(f"no table given for column {column!r}")
+            report, line = self._inspect(env, table, column)
+            reports.append(report)
+            lines.append(line)
+        failed = all(r["status"] != "ok" for r in reports)
+        return ToolOutcome(
+            status="failed" if failed else "done",
+            summary="\n".join(lines),
+            output={"columns": reports},
+            error=lines[0] if failed else None,
+        )
+
+    def _inspect(self, env: ToolEnv, table: str, column: str) -> tuple[dict[str, Any], str]:
+        dialect = env.task.dialect
+        profile = env.executor.execute(column_profile_sql(table, column, dialect))
+        if not profile.ok:
+            return (
+                {
+                    "table": table,
+                    "column": column,
+                    "status": profile.status,
+                    "error": profile.error,
+                },
+                f"{table}.{column}: {profile.summary()}",
+            )
+        total, non_null, distinct = (profile.rows[0] + [0, 0, 0])[:3] if profile.rows else (0, 0, 0)
+        values = env.executor.execute(column_values_sql(table, column, dialect, limit=TOP_VALUES))
+        top = [(row[0], row[1]) for row in values.rows] if values.ok else []
+        null_share = 0.0 if not total else 1 - (non_null or 0) / total
+        shown = ", ".join(f"{v!r} ({n})" for v, n in top)
+        line = (
+            f"{table}.{column}: {total} rows, {null_share:.0%} null, {distinct} distinct; "
+            f"top values: {shown or '-'}"
+        )
+        report = {
+            "table": table,
+            "column": column,
+            "status": "ok",
+            "total_rows": total,
+            "non_null": non_null,
+            "distinct_values": distinct,
+            "null_share": round(null_share, 4),
+            "top_values": [{"value": v, "count": n} for v, n in top],
+        }
+        return report, line

@@ -1,0 +1,194 @@
+"""`split_fix_syntax`: repair a failing statement clause by clause.
+
+Input: `{"sql": "..."}` (default: the candidate of the parent node, else the
+user's SQL). Steps:
+
+1. Decompose the statement into flat single-SELECT units with dependencies.
+   For a syntax error, the LLM decomposes (purpose `decompose`, reply
+   `{"units": [{"name", "sql", "depends_on"}]}`), since it keeps the user's
+   text where the error is; sqlglot is the fallback. For other failures
+   sqlglot decomposes (exact, no LLM call) and the LLM is the fallback.
+2. Check every unit on its own, concurrently: in a private scratch session,
+   each dependency becomes an EMPTY stand-in table with the dependency's
+   output columns, so a unit's errors are its own and not inherited.
+3. Give the per-unit diagnostics (database error, sqlglot line/column) to the
+   LLM, which repairs the statement at clause level (purpose `fix_syntax`,
+   reply `{"sql": "..."}`), with sqlglot's lenient reading of the statement
+   as a hint. The repaired SQL is executed like any candidate.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from acts_sql.db.result import ExecResult
+from acts_sql.errors import SqlParseError
+from acts_sql.protocol import Decomposition, Purpose, RepairedSql
+from acts_sql.sql.decompose import Unit, decompose, output_columns
+from acts_sql.sql.diagnostics import parse_statements, syntax_diagnostics
+from acts_sql.sql.dialects import get_dialect
+from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.generate_sql import run_candidate
+from acts_sql.tools.llm_call import ask_tool_llm
+
+MAX_PARALLEL_CHECKS = 4
+
+
+class SplitFixSyntaxArgs(ToolArgs):
+    sql: str = ""
+
+
+class UnitCheck(BaseModel):
+    """Diagnostics of one unit, checked against empty stand-ins of its dependencies."""
+
+    name: str
+    sql: str
+    depends_on: list[str] = Field(default_factory=list)
+    status: str
+    error: str | None = None
+    parse_errors: list[str] = Field(default_factory=list)
+
+    def line(self) -> str:
+        deps = f" (uses {', '.join(self.depends_on)})" if self.depends_on else ""
+        verdict = "ok" if self.status == "ok" else f"{self.status}: {self.error}"
+        extra = "".join(f"\n    sqlglot: {p}" for p in self.parse_errors)
+        return f"- {self.name}{deps}: {verdict}\n    {self.sql}{extra}"
+
+
+class SplitFixSyntaxTool:
+    name: ClassVar[str] = "split_fix_syntax"
+    args_model: ClassVar[type[ToolArgs]] = SplitFixSyntaxArgs
+    uses_execution: ClassVar[bool] = True
+    produces_candidate: ClassVar[bool] = True
+
+    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
+        args = parse_args(self.name, SplitFixSyntaxArgs, call.input)
+        if isinstance(args, str):
+            return ToolOutcome.failed(args)
+        sql = args.sql or call.base_sql or env.task.original_sql
+        failing = call.base_result if call.base_sql == sql and call.base_result else None
+        failing = failing or env.executor.execute(sql)
+        units, source = self._units(env, sql, failing)
+        checks = check_units(env, units)
+        reply = ask_tool_llm(
+            env,
+            Purpose.FIX_SYNTAX,
+            "fix_syntax.txt",
+            RepairedSql,
+            statement=sql,
+            error=failing.error or failing.status,
+            units="\n".join(c.line() for c in checks) or "(no units)",
+            reading=sqlglot_reading(sql, env.task.dialect),
+        )
+        if reply.value is None:
+            return ToolOutcome.failed(
+                f"no usable repair: {reply.error}", units=[c.model_dump() for c in checks]
+            )
+        outcome = run_candidate(env, reply.value.sql)
+        outcome.output.update({"decomposed_by": source, "units": [c.model_dump() for c in checks]})
+        bad = [c.name for c in checks if c.status != "ok"]
+        outcome.summary = (
+            f"{len(checks)} unit(s) by {source}; failing: {', '.join(bad) or 'none'}\n"
+            + outcome.summary
+        )
+        return outcome
+
+    def _units(self, env: ToolEnv, sql: str, failing: ExecResult) -> tuple[list[Unit], str]:
+        """Units of `sql`: from the LLM first when the database saw a syntax error.
+
+        sqlglot is lenient and re-renders what it parses, so its units can hide
+        the very syntax error the database reported; the LLM's units keep the
+        user's text. For other failures sqlglot's units are exact and cost no call.
+        """
+        ways = (
+            (("llm", self._llm_units), ("sqlglot", _sqlglot_units))
+            if failing.is_syntax_error
+            else (("sqlglot", _sqlglot_units), ("llm", self._llm_units))
+        )
+        for source, way in ways:
+            units = way(env, sql)
+            if units:
+                return units, source
+        return [Unit(name="main", sql=sql, depends_on=[], output_columns=None)], "fallback"
+
+    def _llm_units(self, env: ToolEnv, sql: str) -> list[Unit] | None:
+        reply = ask_tool_llm(env, Purpose.DECOMPOSE, "decompose.txt", Decomposition, statement=sql)
+        if reply.value is None:
+            return None
+        return [
+            Unit(
+                name=u.name,
+                sql=u.sql,
+                depends_on=u.depends_on,
+                output_columns=_columns_or_none(u.sql, env.task.dialect),
+            )
+            for u in reply.value.units
+        ]
+
+
+def _sqlglot_units(env: ToolEnv, sql: str) -> list[Unit] | None:
+    try:
+        return decompose(sql, env.task.dialect)
+    except SqlParseError:
+        return None
+
+
+def sqlglot_reading(sql: str, dialect: str) -> str:
+    """How lenient sqlglot reads a statement the database rejected, as a hint."""
+    try:
+        statements = parse_statements(sql, dialect)
+    except SqlParseError:
+        return "(sqlglot cannot parse it either)"
+    d = get_dialect(dialect)
+    return ";\n".join(s.sql(dialect=d.sqlglot_name) for s in statements)
+
+
+def _columns_or_none(sql: str, dialect: str) -> list[str] | None:
+    try:
+        return output_columns(sql, dialect)
+    except SqlParseError:
+        return None
+
+
+def check_units(env: ToolEnv, units: list[Unit]) -> list[UnitCheck]:
+    """Check every unit against empty stand-ins of its dependencies, in parallel."""
+    by_name = {u.name: u for u in units}
+    workers = max(1, min(MAX_PARALLEL_CHECKS, len(units)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="unit-check") as pool:
+        return list(pool.map(lambda u: _check_unit(env, u, by_name), units))
+
+
+def _check_unit(env: ToolEnv, unit: Unit, by_name: dict[str, Unit]) -> UnitCheck:
+    parse_errors = [
+        f"line {d.line}, column {d.column}: {d.message}"
+        for d in syntax_diagnostics(unit.sql, env.task.dialect)
+    ]
+    base = {"name": unit.name, "sql": unit.sql, "depends_on": unit.depends_on}
+    with env.executor.scratch() as session:
+        for dep in unit.depends_on:
+            columns = by_name[dep].output_columns if dep in by_name else None
+            if not columns:
+                return UnitCheck(
+                    **base,
+                    status="unchecked",
+                    error=f"output columns of dependency {dep!r} are unknown",
+                    parse_errors=parse_errors,
+                )
+            made = session.create_stand_in(dep, columns)
+            if not made.ok:
+                return UnitCheck(
+                    **base,
+                    status="unchecked",
+                    error=f"stand-in for {dep!r} failed: {made.error}",
+                    parse_errors=parse_errors,
+                )
+        result = session.execute(unit.sql, max_rows=1)
+    return UnitCheck(
+        **base,
+        status=result.status,
+        error=result.error,
+        parse_errors=parse_errors,
+    )
