@@ -16,7 +16,7 @@ from rich.console import Console
 
 from acts_sql.api import correct
 from acts_sql.cli.demo import run_demo
-from acts_sql.cli.render import progress_line, show_result
+from acts_sql.cli.render import progress_printer, show_result
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
@@ -108,7 +108,7 @@ def fix(
             max_seconds=max_seconds,
             execution_tools=not no_execution_tools,
             ambiguity_detection=not no_ambiguity,
-            on_event=None if as_json else _progress(console),
+            on_event=None if as_json else progress_printer(console),
         )
     except ActsSqlError as exc:
         raise fail(str(exc)) from None
@@ -117,15 +117,6 @@ def fix(
     except OSError as exc:
         raise fail(f"cannot write the trace: {exc}") from None
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_NOT_ACCEPTED)
-
-
-def _progress(console: Console) -> Any:
-    def show(event: TraceEvent) -> None:
-        line = progress_line(event)
-        if line is not None:
-            console.print(line, style="dim", highlight=False, markup=False)
-
-    return show
 
 
 @app.command()

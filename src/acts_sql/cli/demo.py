@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.rule import Rule
 
 from acts_sql.api import correct
-from acts_sql.cli.render import show_result
+from acts_sql.cli.render import progress_printer, show_result
 from acts_sql.demo import demo_db_path, load_tasks
 from acts_sql.errors import ConfigError
 from acts_sql.llm.scripted import ScriptedBackend
@@ -50,6 +50,7 @@ def run_demo(task_id: str | None = None, as_json: bool = False) -> int:
             task.question,
             task.sql,
             llm=ScriptedBackend.from_file(script_path(task.id)),
+            on_event=None if as_json else progress_printer(console),
         )
         all_accepted &= result.accepted
         if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group
@@ -29,7 +30,15 @@ MAX_ROWS_SHOWN = 10
 
 def _first_line(text: str, limit: int = 100) -> str:
     line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return _clip(line, limit)
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    return _clip(" ".join((text or "").split()), limit)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def node_label(node: dict[str, Any]) -> Text:
@@ -41,7 +50,7 @@ def node_label(node: dict[str, Any]) -> Text:
         label.append(f"  {_first_line(node['description'], 80)}")
     label.append(f"  [{status}]", style=STATUS_STYLE.get(status, ""))
     if node.get("candidate_sql"):
-        label.append(f"\n  sql: {_first_line(node['candidate_sql'], 110)}", style="dim")
+        label.append(f"\n  sql: {_one_line(node['candidate_sql'], 110)}", style="dim")
     elif node.get("summary"):
         label.append(f"\n  {_first_line(node['summary'], 110)}", style="dim")
     if node.get("reason") and status in ("rejected", "pruned", "failed", "accepted", "skipped"):
@@ -85,13 +94,12 @@ def show_result(console: Console, result: CorrectionResult) -> None:
     tree = plan_tree(result.tree)
     if tree is not None:
         console.print(Panel(tree, title="debugging tree", title_align="left"))
-    verdict = (
-        Text("accepted", style="bold green")
-        if result.accepted
-        else Text("not accepted (best candidate shown)", style="bold yellow")
-    )
+    if result.accepted:
+        verdict = Text("accepted", style="bold green")
+    else:
+        verdict = Text(f"not accepted, best candidate shown ({result.reason})", style="bold yellow")
     parts: list[Any] = [
-        Text.assemble("verdict: ", verdict, f"   ({result.reason})"),
+        Text.assemble("verdict: ", verdict),
         Syntax(result.sql or "-- no SQL", "sql", word_wrap=True),
     ]
     if result.result is not None:
@@ -125,3 +133,14 @@ def progress_line(event: TraceEvent) -> str | None:
     ):
         return f"  {event.kind} {where}{_first_line(event.summary, 100)}"
     return None
+
+
+def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
+    """A trace listener that prints live progress lines."""
+
+    def show(event: TraceEvent) -> None:
+        line = progress_line(event)
+        if line is not None:
+            console.print(line, style="dim", highlight=False, markup=False)
+
+    return show

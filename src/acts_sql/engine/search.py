@@ -494,14 +494,15 @@ class TreeSearch:
 
 
 def default_plan(enabled_tools: list[str]) -> Plan:
-    """The plan used when the agent cannot produce one."""
-    generate = PlanNode(id="n2", description="write the corrected SQL", tool=ToolName.GENERATE_SQL)
+    """The plan used when the agent cannot produce one.
+
+    Ambiguity detection alone when enabled (its readings become branches, and
+    with none the engine adds a generate_sql leaf), else one generate_sql.
+    """
     if ToolName.DETECT_AMBIGUITIES in enabled_tools:
         first = PlanNode(
-            id="n1",
-            description="find what the issue leaves open",
-            tool=ToolName.DETECT_AMBIGUITIES,
-            children=["n2"],
+            id="n1", description="find what the issue leaves open", tool=ToolName.DETECT_AMBIGUITIES
         )
-        return Plan(cursor="n1", nodes=[first, generate])
-    return Plan(cursor="n2", nodes=[generate])
+        return Plan(cursor="n1", nodes=[first])
+    generate = PlanNode(id="n1", description="write the corrected SQL", tool=ToolName.GENERATE_SQL)
+    return Plan(cursor="n1", nodes=[generate])

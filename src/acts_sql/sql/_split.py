@@ -9,7 +9,7 @@ DECLARE block has `;`-terminated declarations before its BEGIN).
 
 from __future__ import annotations
 
-from sqlglot.tokens import Token, TokenType
+from sqlglot import Token, TokenType
 
 from acts_sql.sql._scan import Span, scan
 from acts_sql.sql.dialects import Dialect
@@ -39,7 +39,7 @@ class _Chunker:
         self.body_as_pending = False  # a T-SQL routine header awaits its AS
 
     def word(self, index: int) -> str:
-        if index >= len(self.tokens):
+        if not 0 <= index < len(self.tokens):
             return ""
         token = self.tokens[index]
         # The raw text, so that a string literal 'END' never reads as END.
@@ -67,8 +67,9 @@ class _Chunker:
         elif word == "DECLARE" and len(chunk) == 1 and self.dialect.declarations_before_begin:
             self.pending_begin = True
         elif word == "AS" and self.body_as_pending and self.depth == 0:
-            previous = self.word(index - 1)
-            if not previous.startswith("@") and previous != "EXECUTE":
+            previous, before = self.word(index - 1), self.word(index - 2)
+            is_parameter_type = previous.startswith("@") or before == "@"  # @a AS INT
+            if not is_parameter_type and previous != "EXECUTE":
                 self.body_as_pending = False
                 self.to_end = next_word != "BEGIN"
         elif word == "BEGIN":
@@ -80,6 +81,8 @@ class _Chunker:
         elif word == "CASE":
             self.depth += 1
         elif word == "END" and next_word not in _UNCOUNTED_END_WORDS:
+            if self.depth == 0 and self.pending_begin:  # a PL/SQL package spec: IS ... END
+                self.pending_begin = False
             self.depth = max(0, self.depth - 1)
 
     def word_at_start(self, chunk: list[Token]) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ErrorLevel, SqlglotError
 
 from acts_sql.errors import SqlParseError
 from acts_sql.sql.diagnostics import parse_statements
@@ -162,7 +162,9 @@ class _Decomposer:
         self.units.append(
             Unit(
                 name=name,
-                sql=self.dialect.generate(sql_tree),
+                sql=self.dialect.generate(
+                    sql_tree, comments=False, unsupported_level=ErrorLevel.RAISE
+                ),
                 depends_on=deps,
                 output_columns=columns,
             )
@@ -206,7 +208,7 @@ class _Decomposer:
                     self._visit(child, env, deps, extract=extract)
 
     def _visit(self, node: exp.Expr, env: Env, deps: list[str], *, extract: bool) -> None:
-        if extract and isinstance(node, exp.Subquery) and self._extractable(node, env):
+        if extract and isinstance(node, exp.Subquery) and _extractable(node):
             name = self._extract_derived(node, env)
             _append_once(deps, name)
             return
@@ -244,27 +246,15 @@ class _Decomposer:
             env[key] = name
         return env
 
-    def _extractable(self, subquery: exp.Subquery, env: Env) -> bool:
-        """A derived table in FROM/JOIN that does not look outside itself."""
-        parent = subquery.parent
-        if not isinstance(parent, exp.From | exp.Join) or subquery.arg_key != "this":
-            return False
-        if not isinstance(subquery.this, exp.Query):
-            return False
-        extra = {"this", "alias", "pivots"}
-        if any(value is not None and key not in extra for key, value in subquery.args.items()):
-            return False  # modifiers on the parenthesis itself: leave the shape alone
-        return not _is_correlated(subquery.this)
-
     def _extract_derived(self, subquery: exp.Subquery, env: Env) -> str:
         alias = subquery.args.get("alias")
-        alias_name = alias.name if isinstance(alias, exp.TableAlias) and alias.name else ""
+        alias_ident = alias.this if isinstance(alias, exp.TableAlias) else None
+        alias_name = alias_ident.name if isinstance(alias_ident, exp.Identifier) else ""
         name = self._fresh(alias_name or "subquery")
         self._build(name, subquery.this, env, _alias_columns(alias))
-        like = alias.this if isinstance(alias, exp.TableAlias) else None
-        reference = exp.Table(this=_identifier(name, like=like))
-        if alias_name and alias_name != name:
-            reference.set("alias", exp.TableAlias(this=alias.this.copy()))
+        reference = exp.Table(this=_identifier(name, like=alias_ident))
+        if alias_ident is not None and alias_name and alias_name != name:
+            reference.set("alias", exp.TableAlias(this=alias_ident.copy()))
         if subquery.args.get("pivots"):
             reference.set("pivots", subquery.args["pivots"])
         reference.meta[_UNIT] = name
@@ -295,7 +285,10 @@ class _Decomposer:
             elif isinstance(projection, exp.Alias | exp.Column):
                 columns.append(projection.output_name)
             else:
-                columns.append(self.dialect.generate(projection, comments=False))
+                name = self.dialect.generate(
+                    projection, comments=False, unsupported_level=ErrorLevel.IGNORE
+                )
+                columns.append(name)
         return columns
 
     def _expand_star(self, select: exp.Select, star: exp.Expr) -> list[str] | None:
@@ -405,6 +398,19 @@ def _refers_to(query: exp.Expr, name: str) -> bool:
         table.name.lower() == name and not table.args.get("db")
         for table in query.find_all(exp.Table)
     )
+
+
+def _extractable(subquery: exp.Subquery) -> bool:
+    """A derived table in FROM/JOIN that does not look outside itself."""
+    parent = subquery.parent
+    if not isinstance(parent, exp.From | exp.Join) or subquery.arg_key != "this":
+        return False  # LATERAL, a scalar subquery, IN (...), ...
+    if not isinstance(subquery.this, exp.Query):
+        return False
+    extra = {"this", "alias", "pivots"}
+    if any(value is not None and key not in extra for key, value in subquery.args.items()):
+        return False  # modifiers on the parenthesis itself: leave the shape alone
+    return not _is_correlated(subquery.this)
 
 
 def _is_correlated(query: exp.Expr) -> bool:

@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 
 from pydantic import BaseModel, ConfigDict
-from sqlglot import exp
+from sqlglot import Token, TokenType, exp
 from sqlglot.errors import ParseError, SqlglotError
-from sqlglot.tokens import Token, TokenType
 
 from acts_sql.errors import SqlParseError
 from acts_sql.sql._scan import line_col, scan
@@ -70,9 +69,10 @@ def split_statements(sql: str, dialect: str | Dialect) -> list[str]:
 
     Splits at the semicolons sqlglot's tokenizer sees, so semicolons in
     strings, quoted identifiers, comments and dollar-quoted bodies do not
-    split. Each text is the original text from its first token to its last
-    (comments before and after a statement are dropped). When the text cannot
-    be tokenized (an unterminated quote), falls back to splitting on
+    split, nor do those inside BEGIN ... END and CASE ... END blocks (see
+    `_split`). Each text is the original text from its first token to its
+    last (comments before and after a statement are dropped). When the text
+    cannot be tokenized (an unterminated quote), falls back to splitting on
     semicolons outside quotes and comments.
     """
     d = get_dialect(dialect)
@@ -107,17 +107,23 @@ def _parse(sql: str, d: Dialect) -> tuple[list[exp.Expr], list[SqlDiagnostic]]:
         tokens = d.sqlglot_dialect.tokenize(sql)
     except SqlglotError as error:
         return [], [_token_error_diagnostic(sql, d, error)]
+    whole: list[SqlDiagnostic] = []
     try:
         trees = d.sqlglot_dialect.parser().parse(tokens, sql)
-    except SqlglotError:
-        trees = None
-    statements = [tree for tree in trees or [] if tree is not None]
+    except ParseError as error:
+        trees, whole = None, [_diagnostic_from_sqlglot(info) for info in error.errors]
+    except SqlglotError as error:  # pragma: no cover - defensive
+        trees, whole = None, [SqlDiagnostic(message=_clean_message(str(error)))]
+    # A comment after the last semicolon comes back as a bare `Semicolon` node.
+    statements = [
+        tree for tree in trees or [] if tree is not None and not isinstance(tree, exp.Semicolon)
+    ]
     if trees is not None and not any(_is_bare_expression(tree) for tree in statements):
         return statements, []
     diagnostics: list[SqlDiagnostic] = []
     for chunk in statement_chunks(sql, tokens, d):
         diagnostics.extend(_chunk_diagnostics(sql, d, chunk))
-    return [], diagnostics or [SqlDiagnostic(message="syntax error")]
+    return [], diagnostics or whole or [SqlDiagnostic(message="syntax error")]
 
 
 def _chunk_diagnostics(sql: str, d: Dialect, chunk: list[Token]) -> list[SqlDiagnostic]:
@@ -129,7 +135,7 @@ def _chunk_diagnostics(sql: str, d: Dialect, chunk: list[Token]) -> list[SqlDiag
             found.insert(0, _not_a_statement(chunk[0]))
         return _dedupe(found)
     except SqlglotError as error:  # pragma: no cover - defensive
-        return [SqlDiagnostic(message=str(error))]
+        return [SqlDiagnostic(message=_clean_message(str(error)))]
     if any(tree is not None and _is_bare_expression(tree) for tree in trees):
         return [_not_a_statement(chunk[0])]
     return []

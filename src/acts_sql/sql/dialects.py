@@ -10,6 +10,8 @@ asks the dialect instead of branching on its name.
     '"user"'
     >>> get_dialect("mssql").quote_identifier("order details")
     '[order details]'
+    >>> get_dialect("sqlite").quote_identifier("order details")  # never a string
+    '`order details`'
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ class Dialect(BaseModel):
     aliases: tuple[str, ...] = ()
     """Other names `get_dialect` accepts (case, spaces, '-' and '_' ignored)."""
 
+    strict_identifier_quotes: tuple[str, str] | None = None
+    """(open, close) quotes for identifiers acts-sql writes itself (templates,
+    `quote_identifier`) when the usual ones are ambiguous: SQLite reads "x" as
+    the string 'x' when no column x exists, so a template over a misspelt
+    column would quietly count a constant. None: the dialect's usual quotes."""
+
     # Lexical rules, used by the quote-aware scanner when sqlglot cannot
     # tokenize a statement (an unterminated string, say).
     string_quotes: tuple[str, ...] = ("'",)
@@ -77,7 +85,7 @@ class Dialect(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        _register(cls())
+        _register(cls())  # type: ignore[call-arg]  # subclasses give every field a default
 
     @property
     def sqlglot_dialect(self) -> sqlglot.Dialect:
@@ -88,12 +96,28 @@ class Dialect(BaseModel):
         """`name` as one quoted identifier of this dialect (embedded quotes escaped).
 
         The name is taken literally: a dot is part of the name, not a separator.
+        Uses `strict_identifier_quotes` where the dialect declares them.
         """
-        return exp.to_identifier(name, quoted=True).sql(dialect=self.sqlglot_name)
+        return self.generate(exp.to_identifier(name, quoted=True), strict_identifiers=True)
 
-    def generate(self, expression: exp.Expr, **opts: Any) -> str:
-        """SQL text of a sqlglot expression in this dialect."""
-        return expression.sql(dialect=self.sqlglot_name, **opts)
+    def generate(
+        self, expression: exp.Expr, *, strict_identifiers: bool = False, **opts: Any
+    ) -> str:
+        """SQL text of a sqlglot expression in this dialect.
+
+        `strict_identifiers`: quote identifiers with `strict_identifier_quotes`
+        (for SQL that acts-sql writes, not for the user's own SQL). `opts` are
+        sqlglot generator options.
+        """
+        generator = self.sqlglot_dialect.generator(**opts)
+        if strict_identifiers and self.strict_identifier_quotes is not None:
+            start, end = self.strict_identifier_quotes
+            # sqlglot takes identifier quotes from the dialect; these generator
+            # fields are where it keeps them (sqlglot 30).
+            generator._identifier_start = start
+            generator._identifier_end = end
+            generator._escaped_identifier_end = end * 2
+        return generator.generate(expression, copy=True)
 
     def __str__(self) -> str:
         return self.name
@@ -129,6 +153,7 @@ class SQLite(Dialect):
     display_name: str = "SQLite"
     aliases: tuple[str, ...] = ("sqlite3",)
     identifier_quotes: tuple[tuple[str, str], ...] = (('"', '"'), ("`", "`"), ("[", "]"))
+    strict_identifier_quotes: tuple[str, str] | None = ("`", "`")
 
 
 class PostgreSQL(Dialect):

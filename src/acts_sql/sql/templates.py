@@ -5,6 +5,8 @@ dialect, so the row limit comes out as `LIMIT`, `TOP` or `FETCH FIRST` as the
 dialect wants. Table, column and output names are always quoted: the names
 come from schema reflection and must be taken literally (spaces, keywords,
 mixed case), and quoted output names read back the same in every dialect.
+SQLite gets backticks, because it reads an unknown "name" as a string and a
+misspelt column would be profiled as a constant instead of failing.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def column_profile_sql(table: str, column: str, dialect: str | Dialect) -> str:
         _alias(exp.Count(this=_column(column)), "non_null"),
         _alias(exp.Count(this=exp.Distinct(expressions=[_column(column)])), "distinct_values"),
     ).from_(table_expression(table, d))
-    return d.generate(query)
+    return d.generate(query, strict_identifiers=True)
 
 
 def column_values_sql(
@@ -54,7 +56,7 @@ def column_values_sql(
         .order_by(exp.Ordered(this=exp.Count(this=exp.Star()), desc=True), _column(column))
         .limit(limit)
     )
-    return d.generate(query)
+    return d.generate(query, strict_identifiers=True)
 
 
 def table_expression(table: str, dialect: str | Dialect) -> exp.Table:
@@ -91,5 +93,5 @@ def _column(name: str) -> exp.Column:
     return exp.column(name, quoted=True)
 
 
-def _alias(expression: exp.Expr, name: str) -> exp.Alias:
+def _alias(expression: exp.Expr, name: str) -> exp.Expr:
     return exp.alias_(expression, name, quoted=True)

@@ -1,0 +1,160 @@
+"""`acts-sql` as a user runs it: exit codes, one-line errors, JSON and trace output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from acts_sql.cli.app import app, protocol_schema
+from support import DEMO_SCRIPTS
+
+runner = CliRunner()
+DOCS_SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
+
+
+def fix(*args: str):
+    return runner.invoke(app, ["fix", *args])
+
+
+def figure3_args(demo_db, demo_tasks, script="figure3.json"):
+    task = demo_tasks["figure3"]
+    return [
+        "--db",
+        demo_db,
+        "--question",
+        task.question,
+        "--sql",
+        task.sql,
+        "--llm",
+        f"scripted:{DEMO_SCRIPTS / script}",
+    ]
+
+
+def test_fix_json_prints_the_documented_object(demo_db, demo_tasks, tmp_path):
+    trace = tmp_path / "trace.json"
+    result = fix(*figure3_args(demo_db, demo_tasks), "--json", "--trace", str(trace))
+    assert result.exit_code == 0, result.output
+    obj = json.loads(result.stdout)
+    assert {"sql", "accepted", "original_sql", "method", "usage", "trace"} <= set(obj)
+    assert {"llm_calls", "prompt_tokens", "completion_tokens", "seconds"} <= set(obj["usage"])
+    assert obj["accepted"] is True and obj["method"] == "acts"
+    assert obj["original_sql"] == demo_tasks["figure3"].sql
+    events = json.loads(trace.read_text())
+    assert events == obj["trace"]
+    assert events[0]["kind"] == "run_started" and events[-1]["kind"] == "run_finished"
+
+
+def test_fix_human_output_shows_the_tree_pruned_reason_and_final_sql(demo_db, demo_tasks):
+    result = fix(*figure3_args(demo_db, demo_tasks))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "debugging tree" in out and "n1.1" in out and "[rejected]" in out
+    assert "hours apart" in out  # the pruned reason
+    assert "verdict: accepted" in out
+    assert "b1.start_time < b2.end_time" in out
+
+
+def test_fix_exits_1_when_nothing_is_accepted(demo_db, demo_tasks):
+    result = fix(*figure3_args(demo_db, demo_tasks), "--max-llm-calls", "5", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["accepted"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--db", "/nonexistent/x.db", "--sql", "SELECT 1"], "not found"),
+        (["--db", "{tmp}", "--sql", "SELECT 1"], "directory"),
+        (["--db", "{text}", "--sql", "SELECT 1"], "not a SQLite database"),
+        (["--db", "mongodb://x/y", "--sql", "SELECT 1"], "mongodb"),
+        (["--db", "{demo}"], "nothing to do"),
+        (
+            ["--db", "{demo}", "--sql", "SELECT 1", "--dialect", "klingon"],
+            "unknown dialect 'klingon'",
+        ),
+        (
+            ["--db", "{demo}", "--sql", "SELECT 1", "--dialect", "postgresql"],
+            "unsupported dialect 'postgresql'",
+        ),
+        (["--db", "{demo}", "--sql", "SELECT 1", "--method", "magic"], "unknown method 'magic'"),
+        (["--db", "{demo}", "--sql", "SELECT 1", "--llm", "scripted:{text}"], "{text}"),
+        (["--db", "{demo}", "--sql", "SELECT 1", "--llm", "telepathy:x"], "telepathy"),
+        (["--db", "{demo}", "--sql", "SELECT 1", "--max-nodes", "0"], "max_nodes"),
+    ],
+    ids=[
+        "missing-file",
+        "directory",
+        "not-a-db",
+        "scheme",
+        "no-input",
+        "dialect",
+        "dialect-mismatch",
+        "method",
+        "bad-script",
+        "bad-llm",
+        "bad-budget",
+    ],
+)
+def test_bad_input_gets_one_line_and_exit_2(args, message, tmp_path, demo_db):
+    text = tmp_path / "notes.txt"
+    text.write_text("just some notes\n")
+    values = {"tmp": str(tmp_path), "text": str(text), "demo": demo_db}
+    args = [a.format(**values) for a in args]
+    result = (
+        fix(*args, "--llm", "scripted:" + str(DEMO_SCRIPTS / "figure3.json"))
+        if "--llm" not in args
+        else fix(*args)
+    )
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error:") and len(err.splitlines()) == 1
+    assert message.format(**values) in err
+    assert "Traceback" not in result.output
+
+
+def test_no_traceback_from_the_installed_console_script(tmp_path):
+    exe = Path(sys.executable).with_name("acts-sql")
+    proc = subprocess.run(
+        [
+            str(exe),
+            "fix",
+            "--db",
+            str(tmp_path / "missing.db"),
+            "--sql",
+            "SELECT 1",
+            "--llm",
+            "scripted:/x.json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("error:")
+
+
+def test_demo_runs_every_example_and_says_it_is_scripted():
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "scripted backend" in result.output
+    for title in ("Figure 1", "Figure 3", "Section 5.4"):
+        assert title in result.output
+    assert result.output.count("verdict: accepted") == 3
+
+
+def test_demo_unknown_task_is_bad_input():
+    result = runner.invoke(app, ["demo", "--task", "figure9"])
+    assert result.exit_code == 2 and "unknown demo task 'figure9'" in result.stderr
+
+
+def test_protocol_schema_in_docs_is_current():
+    result = runner.invoke(app, ["protocol"])
+    assert json.loads(result.stdout) == protocol_schema()
+    assert json.loads(DOCS_SCHEMA.read_text()) == protocol_schema(), (
+        "docs/protocol.schema.json is stale: run `acts-sql protocol > docs/protocol.schema.json`"
+    )

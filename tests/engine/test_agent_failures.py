@@ -1,0 +1,210 @@
+"""Bad LLM output never crashes a run: each case ends in a clear node failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from acts_sql import correct
+from support import demo_script, scripted
+
+GOOD_PLAN = demo_script("figure3")["plan"][0]
+
+
+def run(demo_db, task, script, **kw):
+    llm = scripted(script)
+    return correct(demo_db, task.question, task.sql, llm=llm, **kw), llm
+
+
+def plan_with(**changes) -> str:
+    plan = json.loads(GOOD_PLAN)
+    plan.update(changes)
+    return json.dumps(plan)
+
+
+def events(result, kind):
+    return [e for e in result.trace if e.kind == kind]
+
+
+@pytest.mark.parametrize(
+    ("bad_reply", "fed_back"),
+    [
+        ("I think we should look at the bookings table first.", "no JSON object"),
+        (
+            json.dumps({"cursor": "n1", "nodes": [{"id": "n1", "tool": "drop_tables"}]}),
+            "unknown tool 'drop_tables'",
+        ),
+        (
+            json.dumps(
+                {
+                    "cursor": "n1",
+                    "nodes": [
+                        {"id": "n1", "tool": "detect_ambiguities", "children": ["n2"]},
+                        {"id": "n2", "tool": "generate_sql", "children": ["n3"]},
+                        {"id": "n3", "tool": "generate_sql", "children": ["n2"]},
+                    ],
+                }
+            ),
+            "two parents",
+        ),
+        (
+            json.dumps(
+                {
+                    "cursor": "n2",
+                    "nodes": [
+                        {"id": "n2", "tool": "generate_sql", "children": ["n3"]},
+                        {"id": "n3", "tool": "generate_sql", "children": ["n2"]},
+                    ],
+                }
+            ),
+            "cycle in children",
+        ),
+        (plan_with(cursor="n9"), "cursor 'n9' names no node"),
+        (
+            json.dumps(
+                {"cursor": "n1", "nodes": [{"id": "n1", "tool": "run_sql", "children": ["x"]}]}
+            ),
+            "unknown child 'x'",
+        ),
+    ],
+    ids=["prose", "unknown-tool", "two-parents", "cycle", "cursor-nowhere", "unknown-child"],
+)
+def test_invalid_plan_is_reasked_with_the_reason(demo_db, demo_tasks, bad_reply, fed_back):
+    script = demo_script("figure3")
+    script["plan"] = [bad_reply, GOOD_PLAN]
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
+
+    assert result.accepted is True
+    plan_prompts = llm.prompts("plan")
+    assert len(plan_prompts) == 2
+    assert fed_back in plan_prompts[1]
+    assert events(result, "plan")[0].data["attempts"] == 2
+
+
+def test_truncated_plan_json_is_repaired_without_reasking(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    script["plan"] = [GOOD_PLAN[:-3]]  # cut off mid-structure
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
+    assert result.accepted is True
+    assert len(llm.prompts("plan")) == 1
+
+
+def test_plan_that_stays_invalid_falls_back_to_the_default_plan(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    script["plan"] = ["nope", '{"cursor": ', "still not a plan"]
+    result, llm = run(demo_db, demo_tasks["figure3"], script, json_retries=2)
+
+    failed = events(result, "plan_failed")
+    assert len(failed) == 1 and "no usable reply after 3 attempts" in failed[0].data["reason"]
+    assert len(llm.prompts("plan")) == 3  # one ask + the default 2 re-asks
+    # the default plan starts with ambiguity detection, so the story goes on
+    assert result.accepted is True
+
+
+def test_choice_of_unknown_node_falls_back_to_the_first_branch(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    script["choose"] = [json.dumps({"cursor": "n7", "reason": "?"})] * 3
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
+
+    assert "cursor 'n7' is not one of ['n1.1', 'n1.2']" in llm.prompts("choose")[1]
+    failed = events(result, "choice_failed")
+    assert len(failed) == 1 and failed[0].data["cursor"] == "n1.1"
+    assert result.accepted is True  # n1.1 rejected, backtrack, n1.2 accepted
+
+
+def test_judge_naming_an_unknown_backtrack_target_is_reasked(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    reject = json.loads(script["judge"][0])
+    script["judge"] = [json.dumps({**reject, "backtrack_to": "n42"}), *script["judge"]]
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
+
+    assert "backtrack_to 'n42' is not an executed node" in llm.prompts("judge")[1]
+    assert result.accepted is True
+
+
+def test_judge_that_never_answers_rejects_and_the_engine_backtracks(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    script["judge"] = ['{"verdict": "maybe"}'] * 3 + script["judge"][1:]
+    result, _ = run(demo_db, demo_tasks["figure3"], script)
+
+    assert events(result, "judge_failed")
+    first = events(result, "judgement")[0]
+    assert first.data["verdict"] == "reject" and first.data["by"] == "engine"
+    assert "judge failed" in first.summary
+    backtrack = events(result, "backtrack")[0]
+    assert backtrack.data == {"to": "n1", "by": "engine"}
+    assert result.accepted is True
+
+
+def test_judge_cannot_accept_a_candidate_that_does_not_execute(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    script["generate_sql"] = [
+        json.dumps({"sql": "SELECT room_id FROM no_such_table", "rationale": "x"}),
+        script["generate_sql"][1],
+    ]
+    accept = script["judge"][1]
+    script["judge"] = [accept, accept]
+    result, _ = run(demo_db, demo_tasks["figure3"], script)
+
+    first = events(result, "judgement")[0]
+    assert first.data["verdict"] == "reject"
+    assert "does not execute" in first.summary
+    assert result.accepted is True
+    assert "no_such_table" not in result.sql
+
+
+def test_new_nodes_with_a_cycle_are_refused(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    reject = json.loads(script["judge"][0])
+    cyclic = [
+        {"id": "m1", "tool": "run_sql", "input": {"sql": "SELECT 1"}, "children": ["m2"]},
+        {"id": "m2", "tool": "generate_sql", "children": ["m1"]},
+    ]
+    script["judge"] = [json.dumps({**reject, "new_nodes": cyclic}), *script["judge"]]
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
+    assert "new_nodes:" in llm.prompts("judge")[1]
+    assert result.accepted is True
+
+
+def test_grafted_nodes_run_after_backtracking(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    reject = json.loads(script["judge"][0])
+    graft = [
+        {
+            "id": "g1",
+            "description": "look at the booking times",
+            "tool": "run_sql",
+            "input": {"sql": "SELECT room_id, start_time, end_time FROM bookings"},
+            "children": [],
+        }
+    ]
+    script["judge"][0] = json.dumps({**reject, "new_nodes": graft})
+    script["choose"].append(json.dumps({"cursor": "n1.2", "reason": "the time ranges matter"}))
+    result, _ = run(demo_db, demo_tasks["figure3"], script)
+
+    nodes = {n["id"]: n for n in result.tree}
+    assert nodes["g1"]["parent"] == "n1"
+    assert events(result, "grafted")[0].data["children"] == ["g1"]
+    assert result.accepted is True
+
+
+def test_tool_with_invalid_input_fails_its_node_only(demo_db, demo_tasks):
+    script = demo_script("figure1")
+    plan = json.loads(script["plan"][0])
+    plan["nodes"][0]["input"] = {"table": "order_lines"}  # no column
+    script["plan"] = [json.dumps(plan)]
+    result, _ = run(demo_db, demo_tasks["figure1"], script)
+
+    n1 = {n["id"]: n for n in result.tree}["n1"]
+    assert n1["status"] == "failed"
+    assert "invalid input for inspect_columns" in n1["reason"]
+    assert result.accepted is True
+
+
+def test_running_out_of_scripted_replies_ends_the_run_cleanly(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    del script["judge"]
+    result, _ = run(demo_db, demo_tasks["figure3"], script)
+    assert result.accepted is False
+    assert "LLM backend failed" in result.reason and "judge" in result.reason

@@ -1,0 +1,112 @@
+"""Methods, ablation switches and text-to-SQL mode."""
+
+from __future__ import annotations
+
+import json
+
+from acts_sql import correct
+from support import demo_script, scripted
+
+
+def test_without_ambiguity_detection_the_node_is_skipped(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    script = demo_script("figure3")
+    llm = scripted(
+        {
+            "plan": script["plan"],
+            "generate_sql": script["generate_sql"][1:],
+            "judge": script["judge"][1:],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, ambiguity_detection=False)
+
+    nodes = {n["id"]: n for n in result.tree}
+    assert nodes["n1"]["status"] == "skipped"
+    assert nodes["n1.gen"]["status"] == "accepted"  # the engine-added leaf
+    assert "detect_ambiguities" not in [e.purpose for e in result.trace if e.kind == "llm_call"]
+    # the planner is told which tools exist in this configuration
+    assert (
+        "Available tools: inspect_columns, run_sql, split_fix_syntax, generate_sql."
+        in llm.prompts("plan")[0]
+    )
+
+
+def test_without_execution_tools_the_agent_sees_no_results(demo_db, demo_tasks):
+    task = demo_tasks["figure1"]
+    llm = scripted(demo_script("figure1"))
+    result = correct(demo_db, task.question, task.sql, llm=llm, execution_tools=False)
+
+    nodes = {n["id"]: n for n in result.tree}
+    assert nodes["n1"]["status"] == "skipped"  # inspect_columns is an execution tool
+    judge_prompt = llm.prompts("judge")[0]
+    assert "(execution results are not available in this configuration)" in judge_prompt
+    assert "126" not in judge_prompt  # the candidate's rows stay hidden
+    assert "Its execution result:\n(not shown)" in llm.prompts("plan")[0]
+    # the engine still executes the candidate before accepting it
+    assert result.accepted is True and result.result.rows == [[126]]
+
+
+def test_text_to_sql_generates_then_corrects(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    script = demo_script("figure3")
+    initial = json.dumps({"sql": task.sql, "rationale": "count bookings"})
+    script["generate_sql"] = [initial, *script["generate_sql"]]
+    llm = scripted(script)
+    result = correct(demo_db, task.question, None, llm=llm)
+
+    assert result.generated_initial_sql is True
+    assert result.original_sql == task.sql
+    assert result.accepted is True
+    first = llm.requests[0]
+    assert first.purpose == "generate_sql"
+    assert "there is no SQL yet" in first.messages[-1].content
+    # the generated SQL and its result are what the plan then sees
+    assert task.sql in llm.prompts("plan")[0]
+
+
+def test_critic_method_is_one_call_and_accepts_what_executes(demo_db, demo_tasks):
+    task = demo_tasks["figure1"]
+    llm = scripted({"correct": [{"critique": "types contain Electronics", "sql": task.right_sql}]})
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="critic")
+    assert result.method == "critic"
+    assert result.usage.llm_calls == 1
+    assert result.accepted is True and result.result.rows == [[126]]
+
+
+def test_critic_method_does_not_accept_sql_that_fails(demo_db, demo_tasks):
+    task = demo_tasks["figure1"]
+    llm = scripted({"correct": [{"critique": "", "sql": "SELEC 1"}]})
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="critic")
+    assert result.accepted is False
+    assert "does not execute" in result.reason
+
+
+def test_raw_method_takes_every_sql_block_as_a_statement(demo_db, demo_tasks):
+    task = demo_tasks["figure1"]
+    reply = (
+        "The filter is too strict.\n```sql\nSELECT 1;\n```\nThen:\n```sql\n"
+        + task.right_sql
+        + "\n```"
+    )
+    llm = scripted({"correct": [reply]})
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="raw")
+
+    assert result.statements[0] == "SELECT 1"
+    assert len(result.statements) == 2
+    assert result.accepted is True
+    assert result.result.rows == [[126]]  # the last statement's rows
+    # the raw baseline is a single user turn, not the agent's prompt
+    assert [m.role for m in llm.requests[0].messages] == ["user"]
+    assert task.sql in llm.requests[0].messages[0].content
+
+
+def test_events_reach_a_listener_while_the_run_goes_on(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    seen = []
+    result = correct(
+        demo_db, task.question, task.sql, llm=scripted(demo_script("figure3")), on_event=seen.append
+    )
+    assert [e.seq for e in seen] == list(range(len(result.trace)))
+    assert seen[0].kind == "run_started" and seen[-1].kind == "run_finished"
+    statements = [e for e in seen if e.kind == "statement"]
+    assert statements and all("seconds" in e.data and e.purpose for e in statements)

@@ -1,0 +1,133 @@
+"""Tools on the real demo database, with a scripted LLM where they need one."""
+
+from __future__ import annotations
+
+import json
+
+from acts_sql.db.connect import open_database
+from acts_sql.demo import demo_db_path
+from acts_sql.tools.base import ToolCall, ToolEnv
+from acts_sql.tools.context import TaskContext
+from acts_sql.tools.registry import TOOLS
+from support import scripted
+
+
+def env(script=None, **kw):
+    executor = open_database(str(demo_db_path()))
+    task = TaskContext(dialect="sqlite", question="q", original_sql="SELECT 1", schema_text="-")
+    return ToolEnv(executor=executor, llm=scripted(script or {}), task=task, **kw)
+
+
+def test_registry_has_the_five_tools_in_order():
+    assert list(TOOLS) == [
+        "detect_ambiguities",
+        "inspect_columns",
+        "run_sql",
+        "split_fix_syntax",
+        "generate_sql",
+    ]
+
+
+def test_inspect_columns_shows_the_stored_values():
+    outcome = TOOLS["inspect_columns"].run(
+        env(), ToolCall(node_id="n1", input={"columns": ["products.category"]})
+    )
+    assert outcome.status == "done"
+    report = outcome.output["columns"][0]
+    values = [v["value"] for v in report["top_values"]]
+    assert "Electronics" not in values
+    assert any("Electronics" in v for v in values)
+    assert report["total_rows"] == 24 and report["null_share"] == 0
+    assert outcome.summary.startswith("products.category: 24 rows, 0% null")
+
+
+def test_inspect_columns_on_a_missing_column_fails_with_the_database_error():
+    outcome = TOOLS["inspect_columns"].run(
+        env(), ToolCall(node_id="n1", input={"table": "products", "column": "colour"})
+    )
+    assert outcome.status == "failed"
+    assert "no such column" in outcome.summary
+
+
+def test_run_sql_is_read_only():
+    outcome = TOOLS["run_sql"].run(
+        env(), ToolCall(node_id="n1", input={"sql": "DELETE FROM rooms"})
+    )
+    assert outcome.status == "done"  # the tool ran; the statement was blocked
+    assert outcome.output["result"]["status"] == "blocked"
+    assert "writes are not allowed" in outcome.summary
+
+
+def test_detect_ambiguities_keeps_at_most_three_readings_and_drops_empty_ones():
+    reply = {
+        "ambiguities": [
+            {"phrase": "top", "interpretations": ["a", "b", "", "c", "d", "a"]},
+            {"phrase": " ", "interpretations": ["x"]},
+        ]
+    }
+    outcome = TOOLS["detect_ambiguities"].run(
+        env({"detect_ambiguities": [reply]}), ToolCall(node_id="n1")
+    )
+    assert outcome.output == {
+        "ambiguities": [{"phrase": "top", "interpretations": ["a", "b", "c"]}]
+    }
+
+
+def test_generate_sql_executes_its_candidate():
+    e = env(
+        {
+            "generate_sql": [
+                {"sql": "SELECT name FROM rooms ORDER BY room_id LIMIT 2;", "rationale": ""}
+            ]
+        }
+    )
+    outcome = TOOLS["generate_sql"].run(e, ToolCall(node_id="n1", input={"hypothesis": "h"}))
+    assert outcome.candidate_sql == "SELECT name FROM rooms ORDER BY room_id LIMIT 2"
+    assert outcome.candidate_result.rows == [["Atlas"], ["Borealis"]]
+    # the hypothesis reaches the prompt
+    assert "Hypothesis this branch follows: h" in e.llm.prompts("generate_sql")[0]
+
+
+def test_split_fix_syntax_uses_sqlglot_units_for_a_schema_error():
+    sql = (
+        "WITH per_room AS (SELECT room_id, COUNT(*) AS n FROM bookings GROUP BY room_id) "
+        "SELECT r.name, p.nn FROM rooms AS r JOIN per_room AS p ON p.room_id = r.room_id"
+    )
+    fixed = sql.replace("p.nn", "p.n")
+    e = env({"fix_syntax": [{"sql": fixed}]})
+    outcome = TOOLS["split_fix_syntax"].run(e, ToolCall(node_id="n1", input={"sql": sql}))
+
+    assert outcome.output["decomposed_by"] == "sqlglot"
+    units = {u["name"]: u for u in outcome.output["units"]}
+    assert units["per_room"]["status"] == "ok"
+    assert units["main"]["status"] == "error" and "p.nn" in units["main"]["error"]
+    assert units["main"]["depends_on"] == ["per_room"]
+    assert outcome.candidate_result.ok
+    # the repair prompt carries the per-unit diagnostics
+    assert "- main (uses per_room): error" in e.llm.prompts("fix_syntax")[0]
+    assert "decompose" not in e.llm.inner.used()
+
+
+def test_split_fix_syntax_asks_the_llm_to_decompose_a_syntax_error():
+    sql = "SELECT room_id, COUNT(*) AS n FROM bookings GROUP BY room_id HAVING"
+    units = {"units": [{"name": "main", "sql": sql, "depends_on": []}]}
+    e = env({"decompose": [units], "fix_syntax": [{"sql": sql.removesuffix(" HAVING")}]})
+    outcome = TOOLS["split_fix_syntax"].run(e, ToolCall(node_id="n1", input={"sql": sql}))
+    assert outcome.output["decomposed_by"] == "llm"
+    assert outcome.output["units"][0]["status"] == "error"
+    assert outcome.candidate_result.ok and outcome.candidate_result.row_count > 0
+
+
+def test_split_fix_syntax_reports_a_dependency_whose_columns_are_unknown():
+    sql = "SELECT * FROM (SELECT * FROM rooms) AS x WHERE"
+    units = {
+        "units": [
+            {"name": "x", "sql": "SELECT * FROM rooms", "depends_on": []},
+            {"name": "main", "sql": "SELECT * FROM x WHERE", "depends_on": ["x"]},
+        ]
+    }
+    e = env({"decompose": [units], "fix_syntax": [{"sql": "SELECT * FROM rooms"}]})
+    outcome = TOOLS["split_fix_syntax"].run(e, ToolCall(node_id="n1", input={"sql": sql}))
+    main = outcome.output["units"][1]
+    assert main["status"] == "unchecked" and "unknown" in main["error"]
+    assert json.dumps(outcome.output)  # the output is JSON-safe for the trace
