@@ -9,6 +9,7 @@ correction itself is reported in the result, never raised.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -85,16 +86,18 @@ def correct(
             executor.close()
 
 
-def make_options(
-    *, method: str | Method, budget: dict[str, float], **switches: object
-) -> CorrectionOptions:
+def make_options(method: str | Method, **values: Any) -> CorrectionOptions:
+    """Options from flat keyword values (budget limits and switches); ConfigError if invalid."""
     try:
         chosen = Method(str(method).lower())
     except ValueError:
         names = ", ".join(m.value for m in Method)
         raise ConfigError(f"unknown method {method!r}; choose one of: {names}") from None
+    budget_keys = set(Budget.model_fields)
     try:
-        return CorrectionOptions(method=chosen, budget=Budget(**budget), **switches)
+        budget = Budget.model_validate({k: v for k, v in values.items() if k in budget_keys})
+        switches = {k: v for k, v in values.items() if k not in budget_keys}
+        return CorrectionOptions.model_validate({"method": chosen, "budget": budget, **switches})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -22,7 +22,7 @@ class Method(StrEnum):
 
 class CorrectionOptions(BaseModel):
     method: Method = Method.ACTS
-    budget: Budget = Field(default_factory=Budget)
+    budget: Budget = Field(default_factory=lambda: Budget())
     execution_tools: bool = True
     """False: the paper's "w/o execution tools" ablation."""
     ambiguity_detection: bool = True

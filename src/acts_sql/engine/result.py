@@ -55,6 +55,6 @@ class CorrectionResult(BaseModel):
         default_factory=list, description="the SQL as a list of statements"
     )
     result: ExecResult | None = Field(None, description="execution result of `sql` (first rows)")
-    usage: UsageSummary = Field(default_factory=UsageSummary)
+    usage: UsageSummary = Field(default_factory=lambda: UsageSummary())
     tree: list[dict[str, Any]] = Field(default_factory=list, description="final plan tree nodes")
     trace: list[TraceEvent] = Field(default_factory=list)

@@ -166,29 +166,24 @@ def _check_unit(env: ToolEnv, unit: Unit, by_name: dict[str, Unit]) -> UnitCheck
         f"line {d.line}, column {d.column}: {d.message}"
         for d in syntax_diagnostics(unit.sql, env.task.dialect)
     ]
-    base = {"name": unit.name, "sql": unit.sql, "depends_on": unit.depends_on}
+
+    def verdict(status: str, error: str | None) -> UnitCheck:
+        return UnitCheck(
+            name=unit.name,
+            sql=unit.sql,
+            depends_on=list(unit.depends_on),
+            status=status,
+            error=error,
+            parse_errors=parse_errors,
+        )
+
     with env.executor.scratch() as session:
         for dep in unit.depends_on:
             columns = by_name[dep].output_columns if dep in by_name else None
             if not columns:
-                return UnitCheck(
-                    **base,
-                    status="unchecked",
-                    error=f"output columns of dependency {dep!r} are unknown",
-                    parse_errors=parse_errors,
-                )
+                return verdict("unchecked", f"output columns of dependency {dep!r} are unknown")
             made = session.create_stand_in(dep, columns)
             if not made.ok:
-                return UnitCheck(
-                    **base,
-                    status="unchecked",
-                    error=f"stand-in for {dep!r} failed: {made.error}",
-                    parse_errors=parse_errors,
-                )
+                return verdict("unchecked", f"stand-in for {dep!r} failed: {made.error}")
         result = session.execute(unit.sql, max_rows=1)
-    return UnitCheck(
-        **base,
-        status=result.status,
-        error=result.error,
-        parse_errors=parse_errors,
-    )
+    return verdict(result.status, result.error)
