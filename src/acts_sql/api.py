@@ -41,6 +41,9 @@ def correct(
     execution_tools: bool = True,
     ambiguity_detection: bool = True,
     json_retries: int = 2,
+    timeout: float | None = None,
+    max_rows: int | None = None,
+    allow_writes: bool = False,
     on_event: Callable[[TraceEvent], None] | None = None,
 ) -> CorrectionResult:
     """Correct `sql` so that it does what `question` (the user's issue) asks.
@@ -48,7 +51,9 @@ def correct(
     `db` is a database URL (`sqlite:///path.db`), a file path, or an open
     Executor. Without `sql`, the initial SQL is generated from `question`
     (text-to-SQL mode) and then corrected. `llm` is an LLM SPEC string
-    (`openai:MODEL`, `scripted:PATH`, ...) or a backend object.
+    (`openai:MODEL`, `scripted:PATH`, `local:NAME`, ...) or a backend object.
+    `timeout` (seconds per statement), `max_rows` and `allow_writes` (writes
+    run on a throw-away copy, never the original) apply when `db` is a URL.
     """
     question = (question or "").strip()
     sql = (sql or "").strip() or None
@@ -68,7 +73,13 @@ def correct(
     )
     wanted = get_dialect(dialect).name if dialect else None
     backend = llm if isinstance(llm, LLMBackend) else parse_llm_spec(llm)
-    executor = db if isinstance(db, Executor) else open_database(db, wanted)
+    executor = (
+        db
+        if isinstance(db, Executor)
+        else open_database(
+            db, wanted, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes
+        )
+    )
     try:
         actual = get_dialect(executor.dialect).name
         if wanted and wanted != actual:

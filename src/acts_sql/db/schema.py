@@ -46,19 +46,35 @@ def render_schema(
 
 
 def order_tables(tables: list[TableInfo], focus_terms: Sequence[str]) -> list[TableInfo]:
-    """``tables`` with those matching ``focus_terms`` first, best match first."""
+    """``tables`` with those matching ``focus_terms`` first, best match first.
+
+    A table scores by its name and column names containing a focus word, and
+    by sample values: a focus term equal to a whole value (a literal of the
+    SQL, say 'Electronics') or a focus word equal to a word of a value.
+    """
     words = {w.lower() for term in focus_terms for w in _WORD.findall(term) if len(w) >= 3}
-    if not words:
+    phrases = {_phrase(term) for term in focus_terms} - {""}
+    if not words and not phrases:
         return list(tables)
-    scored = [(-_score(table, words), i, table) for i, table in enumerate(tables)]
+    scored = [(-_score(table, words, phrases), i, table) for i, table in enumerate(tables)]
     return [table for _, _, table in sorted(scored, key=lambda item: (item[0], item[1]))]
 
 
-def _score(table: TableInfo, words: set[str]) -> int:
+def _score(table: TableInfo, words: set[str], phrases: set[str]) -> int:
     score = 2 * sum(_matches(word, table.name) for word in words)
     for column in table.columns:
         score += sum(_matches(word, column.name) for word in words)
+    values = [str(cell) for row in table.sample_rows for cell in row if isinstance(cell, str)]
+    lowered = {value.strip().lower() for value in values}
+    score += 3 * len(phrases & lowered)
+    value_words = {w.lower() for value in values for w in _WORD.findall(value) if len(w) >= 3}
+    score += len(words & value_words)
     return score
+
+
+def _phrase(term: str) -> str:
+    """A focus term as a whole value: quotes stripped, lower case."""
+    return term.strip().strip("'\"`").strip().lower()
 
 
 def _matches(word: str, identifier: str) -> bool:

@@ -1,17 +1,23 @@
 """The SQLite executor: read-only, with timeouts, row caps and scratch sessions.
 
-The user's file is opened with ``mode=ro``, so SQLite itself refuses every
-write to it. An authorizer closes the remaining doors of a read-only
-connection: ``ATTACH`` and ``VACUUM INTO`` (which create files), pragmas that
-change connection settings, and, on the shared connection, TEMP objects that
-would shadow the user's tables for later statements. Scratch sessions get
+Every text first passes the guard (`guard.admit`); text the guard cannot
+parse is compiled with ``EXPLAIN`` (never run) so that SQLite's own syntax
+error comes back, and is otherwise blocked. The user's file is opened with
+``mode=ro``, so SQLite itself refuses every write to it. An authorizer closes
+the remaining doors of a read-only connection: ``ATTACH`` and ``VACUUM
+INTO`` (which create files), pragmas that change connection settings, and, on
+the shared connection, TEMP objects that would shadow the user's tables for
+later statements. Scratch sessions get
 their own connection, where TEMP stand-in tables are allowed and vanish when
 the session closes.
+
+With ``allow_writes=True`` the executor works on a private copy of the file
+(`sandbox.FileCopy`, made with SQLite's backup API), opened read-write and
+deleted at close; the user's file is never opened for writing.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 import time
@@ -20,20 +26,19 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from acts_sql.db.executor import (
-    DEFAULT_MAX_ROWS,
-    DEFAULT_TIMEOUT_S,
-    RECURSIVE_TIMEOUT_S,
-    ColumnInfo,
-    TableInfo,
-)
+from acts_sql.db.cells import MAX_HEX_BLOB
+from acts_sql.db.cells import json_safe as _json_safe
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, ColumnInfo, TableInfo
+from acts_sql.db.guard import admit
+from acts_sql.db.guard import default_timeout as default_timeout
 from acts_sql.db.result import ExecResult
+from acts_sql.db.sandbox import FileCopy, sqlite_backup
 from acts_sql.db.sqlite_errors import classify, failure_result
-from acts_sql.db.statements import is_recursive, split_statements
+from acts_sql.db.statements import split_statements
 
 REFLECT_TIMEOUT_S = 10.0
 _PROGRESS_STEPS = 1000
-_MAX_HEX_BLOB = 32
+_MAX_HEX_BLOB = MAX_HEX_BLOB
 
 _TEMP_ACTIONS = {
     sqlite3.SQLITE_CREATE_TEMP_INDEX,
@@ -69,17 +74,7 @@ def quote_identifier(name: str) -> str:
 
 def json_safe(value: Any) -> Any:
     """A cell value that ``json.dumps`` accepts and a prompt can show."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        data = bytes(value)
-        return data.hex() if len(data) <= _MAX_HEX_BLOB else f"<blob {len(data)} bytes>"
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def default_timeout(statement: str) -> float:
-    """BIRD-CRITIC's limits: 15 s for ``WITH RECURSIVE``, 60 s otherwise."""
-    return RECURSIVE_TIMEOUT_S if is_recursive(statement) else DEFAULT_TIMEOUT_S
+    return _json_safe(value)
 
 
 class _Guard:
@@ -111,8 +106,10 @@ class _Guard:
         return None
 
 
-def _connect(path: Path, *, allow_temp: bool) -> tuple[sqlite3.Connection, _Guard]:
-    uri = path.resolve().as_uri() + "?mode=ro"
+def _connect(
+    path: Path, *, allow_temp: bool, writable: bool = False
+) -> tuple[sqlite3.Connection, _Guard]:
+    uri = path.resolve().as_uri() + ("?mode=rw" if writable else "?mode=ro")
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
     guard = _Guard(allow_temp=allow_temp)
@@ -160,12 +157,21 @@ def _run_script(
     sql: str,
     max_rows: int | None,
     timeout: float | None,
+    *,
+    allow_writes: bool = False,
+    stand_ins: frozenset[str] = frozenset(),
 ) -> ExecResult:
-    """Run each statement in order; the last result, or the first failure."""
+    """Admit the text, then run each statement in order; the last result, or the first failure."""
     started = time.monotonic()
     statements = split_statements(sql)
     if not statements:
         return ExecResult(status="error", error="no SQL statement to execute", error_kind="syntax")
+    admission = admit(sql, "sqlite", allow_writes=allow_writes, stand_ins=stand_ins)
+    if not admission.allowed:
+        result = admission.blocked()
+        if admission.probe:
+            result = _probe(conn, guard, statements) or result
+        return result.model_copy(update={"seconds": _since(started)})
     cap = DEFAULT_MAX_ROWS if max_rows is None else max(max_rows, 0)
     result = ExecResult(status="ok")
     try:
@@ -181,6 +187,15 @@ def _run_script(
     return result.model_copy(update={"seconds": _since(started)})
 
 
+def _probe(conn: sqlite3.Connection, guard: _Guard, statements: list[str]) -> ExecResult | None:
+    """Compile each statement with EXPLAIN (never run): SQLite's first error, or None."""
+    for statement in statements:
+        failure = _run_one(conn, guard, f"EXPLAIN {statement}", 0, 10.0)
+        if not failure.ok:
+            return failure if failure.status == "error" else None
+    return None
+
+
 def _since(started: float) -> float:
     return round(time.monotonic() - started, 6)
 
@@ -191,6 +206,7 @@ class SQLiteScratchSession:
     def __init__(self, path: Path) -> None:
         self._conn, self._guard = _connect(path, allow_temp=True)
         self._lock = threading.Lock()
+        self._stand_ins: set[str] = set()
 
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
         """Create an empty TEMP table ``name`` with untyped ``columns``.
@@ -202,14 +218,32 @@ class SQLiteScratchSession:
                 status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
             )
         cols = ", ".join(quote_identifier(col) for col in columns)
-        return self.execute(f"CREATE TEMP TABLE {quote_identifier(name)} ({cols})")
+        with self._lock:  # acts-sql's own statement: not through the guard
+            made = _run_one(
+                self._conn,
+                self._guard,
+                f"CREATE TEMP TABLE {quote_identifier(name)} ({cols})",
+                0,
+                REFLECT_TIMEOUT_S,
+            )
+            if made.ok:
+                self._stand_ins.add(name)
+            return made
 
     def execute(
         self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
     ) -> ExecResult:
-        """Run ``sql`` in this session (same rules as :meth:`SQLiteExecutor.execute`)."""
+        """Run ``sql`` in this session (as :meth:`SQLiteExecutor.execute`; the
+        stand-ins, and only they, may be written)."""
         with self._lock:
-            return _run_script(self._conn, self._guard, sql, max_rows, timeout)
+            return _run_script(
+                self._conn,
+                self._guard,
+                sql,
+                max_rows,
+                timeout,
+                stand_ins=frozenset(self._stand_ins),
+            )
 
     def close(self) -> None:
         """Close the connection; every TEMP object goes with it."""
@@ -222,9 +256,30 @@ class SQLiteExecutor:
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._conn, self._guard = _connect(self.path, allow_temp=False)
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+        allow_writes: bool = False,
+    ) -> None:
+        self.source = Path(path)
+        self.default_timeout = timeout
+        """Per-statement timeout in seconds; None: 60 s (15 s for WITH RECURSIVE)."""
+        self.default_max_rows = max_rows
+        self.allow_writes = allow_writes
+        self._copy = FileCopy(self.source, sqlite_backup) if allow_writes else None
+        self.path = self._copy.path if self._copy is not None else self.source
+        """The file statements run on: the user's, or the sandbox copy."""
+        try:
+            self._conn, self._guard = _connect(
+                self.path, allow_temp=allow_writes, writable=allow_writes
+            )
+        except Exception:
+            if self._copy is not None:
+                self._copy.drop()
+            raise
         self._lock = threading.RLock()
 
     def execute(
@@ -236,8 +291,12 @@ class SQLiteExecutor:
         RECURSIVE``); at most ``max_rows`` rows are returned (default 10,000),
         with ``truncated`` set when there were more.
         """
+        rows = self.default_max_rows if max_rows is None else max_rows
+        limit = self.default_timeout if timeout is None else timeout
         with self._lock:
-            return _run_script(self._conn, self._guard, sql, max_rows, timeout)
+            return _run_script(
+                self._conn, self._guard, sql, rows, limit, allow_writes=self.allow_writes
+            )
 
     @contextmanager
     def scratch(self) -> Iterator[SQLiteScratchSession]:
@@ -276,13 +335,21 @@ class SQLiteExecutor:
             name=name, ddl=ddl, columns=columns, sample_rows=sample.rows, row_count=count
         )
 
+    def run_internal(self, sql: str) -> ExecResult:
+        """Run acts-sql's own read query (no guard; the file is read-only anyway)."""
+        with self._lock:
+            return self._query(sql)
+
     def _query(self, sql: str) -> ExecResult:
         return _run_one(self._conn, self._guard, sql, DEFAULT_MAX_ROWS, REFLECT_TIMEOUT_S)
 
     def close(self) -> None:
-        """Close the shared connection (scratch sessions close themselves)."""
+        """Close the shared connection (scratch sessions close themselves); drop a copy."""
         with self._lock:
             self._conn.close()
+            if self._copy is not None:
+                self._copy.drop()
+                self._copy = None
 
     def __enter__(self) -> SQLiteExecutor:
         return self

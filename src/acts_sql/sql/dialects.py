@@ -2,9 +2,11 @@
 
 Each supported dialect is a subclass of `Dialect` that only overrides field
 defaults; defining the subclass registers its one instance. Everything that
-differs between dialects (names, quoting, lexical rules, and later timeouts,
-row limits, sampling and reflection) is a field here, so the rest of the code
-asks the dialect instead of branching on its name.
+differs between dialects (names, quoting, lexical rules, URL schemes and
+ports, statement timeouts, row limits, read-only transactions, sampling and
+reflection queries) is a field here, so the rest of the code asks the dialect
+instead of branching on its name. The fields are data only: this module does
+no I/O; the executors in `acts_sql.db` read them.
 
     >>> get_dialect("PostgreSQL").quote_identifier("user")
     '"user"'
@@ -16,8 +18,9 @@ asks the dialect instead of branching on its name.
 
 from __future__ import annotations
 
+import math
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +33,45 @@ _REGISTRY: dict[str, Dialect] = {}
 
 _LOOKUP: dict[str, Dialect] = {}
 """Lookup key (canonical name or alias, see `_key`) -> dialect."""
+
+
+TimeoutMethod = Literal["sql", "progress_handler", "interrupt", "driver", "call_timeout"]
+"""How an executor bounds one statement's run time:
+
+- "sql": run `Dialect.timeout_sql` (formatted with `ms` / `seconds`) first;
+- "progress_handler": SQLite's progress handler aborts past the deadline;
+- "interrupt": a timer calls the connection's `interrupt()` (DuckDB);
+- "driver": the driver's own query timeout, whole seconds (pymssql);
+- "call_timeout": the connection's `call_timeout` in ms (python-oracledb).
+"""
+
+LimitStyle = Literal["limit", "top", "fetch_first"]
+"""How the dialect writes a row limit in SQL acts-sql generates:
+`LIMIT n`, `SELECT TOP n`, `FETCH FIRST n ROWS ONLY`."""
+
+
+class ReflectionQueries(BaseModel):
+    """Catalog queries that list a database's user tables, columns and keys.
+
+    Every query takes no parameters and returns positional columns, so that
+    one reader serves all dialects (identifier case differs by engine):
+
+    - `tables`: table_schema, table_name, kind ('table' or 'view'),
+      row_estimate (NULL when the catalog has none);
+    - `columns`: table_schema, table_name, column_name, data_type,
+      nullable (truthy, or 'YES'/'Y'), ordinal;
+    - `keys`: table_schema, table_name, constraint_name, constraint_type
+      ('PRIMARY KEY', 'FOREIGN KEY' or 'UNIQUE'), column_name, ordinal,
+      ref_schema, ref_table, ref_column (the last three NULL unless a FK).
+
+    Only user schemas are listed (no system catalogs).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tables: str
+    columns: str
+    keys: str
 
 
 def _key(name: str) -> str:
@@ -82,6 +124,51 @@ class Dialect(BaseModel):
     """A routine header or DECLARE opens a block whose `;`-terminated declarations
     precede its BEGIN ... END (PL/SQL)."""
 
+    # Connecting.
+    url_schemes: tuple[str, ...] = ()
+    """SQLAlchemy-style URL schemes that open this dialect ("postgresql+psycopg")."""
+    default_port: int | None = None
+    """TCP port when a URL gives none; None for embedded (file) databases."""
+    embedded: bool = False
+    """The database is a local file opened in-process (SQLite, DuckDB)."""
+    default_schema: str | None = None
+    """Schema whose tables prompts name without qualification ("public")."""
+
+    # Statement limits. Executors never rewrite the user's SQL to limit rows:
+    # they fetch at most max_rows + 1 rows and flag `truncated`.
+    timeout_method: TimeoutMethod = "sql"
+    """How a statement timeout is enforced; see `TimeoutMethod`."""
+    timeout_sql: str | None = None
+    """With timeout_method "sql": the statement that sets the timeout, a
+    format string over `ms` (int milliseconds) and `seconds` (float)."""
+    timeout_sql_alternatives: tuple[str, ...] = ()
+    """Tried in order when the server rejects `timeout_sql` (MySQL proper has
+    `max_execution_time` where MariaDB has `max_statement_time`)."""
+    limit_style: LimitStyle = "limit"
+    """How SQL that acts-sql writes limits rows (templates, samples)."""
+
+    # Read-only defence in depth (the guard in sql/safety.py comes first).
+    read_only_session_sql: tuple[str, ...] = ()
+    """Statements that make every later transaction of the session read-only."""
+    read_only_begin: str | None = None
+    """Starts a read-only transaction (always rolled back afterwards)."""
+    transactional_ddl: bool = False
+    """DDL can be rolled back, so writes may be tried inside a transaction."""
+    syntax_probe_sql: str | None = None
+    """Parses a statement on the server without running it, to return the
+    engine's own syntax error for text the guard cannot parse. A format
+    string over `name` (a prepared-statement name), `sql` (the raw text) or
+    `sql_literal` (the text as a string literal). None: no safe probe."""
+
+    # Sampling and reflection.
+    random_function: str = "RANDOM()"
+    """A per-row random value, for ORDER BY in sampling queries."""
+    tablesample_template: str | None = None
+    """A cheap table sample clause after the table name, over `percent`;
+    None when the dialect has none."""
+    reflection: ReflectionQueries | None = None
+    """Catalog queries listing user tables, columns and keys."""
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
@@ -119,6 +206,39 @@ class Dialect(BaseModel):
             generator._escaped_identifier_end = end * 2
         return generator.generate(expression, copy=True)
 
+    def timeout_statements(self, seconds: float) -> list[str]:
+        """`timeout_sql` then its alternatives, for a timeout of `seconds`.
+
+        Empty unless `timeout_method` is "sql". Milliseconds are at least 1,
+        because 0 means "no timeout" to PostgreSQL and MySQL.
+        """
+        if self.timeout_method != "sql" or self.timeout_sql is None:
+            return []
+        ms = max(1, math.ceil(seconds * 1000))
+        secs = max(0.001, round(seconds, 3))
+        templates = (self.timeout_sql, *self.timeout_sql_alternatives)
+        return [template.format(ms=ms, seconds=f"{secs:g}") for template in templates]
+
+    def sample_column_sql(self, table: exp.Table | str, column: str, n: int) -> str:
+        """`n` random values of `column` (as column "value"), in this dialect.
+
+        Written by acts-sql, so identifiers are quoted strictly; `table` is a
+        sqlglot table or a name split on dots (see `templates.table_expression`).
+        """
+        from acts_sql.sql.templates import table_expression  # templates imports this module
+
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"sample size must be a positive integer, got {n!r}", n=n)
+        source = table if isinstance(table, exp.Table) else table_expression(table, self)
+        order = sqlglot.parse_one(self.random_function, dialect=self.sqlglot_name)
+        query = (
+            exp.select(exp.alias_(exp.column(column, quoted=True), "value", quoted=True))
+            .from_(source)
+            .order_by(order)
+            .limit(n)
+        )
+        return self.generate(query, strict_identifiers=True)
+
     def __str__(self) -> str:
         return self.name
 
@@ -147,6 +267,9 @@ def _register(dialect: Dialect) -> None:
 # ---------------------------------------------------------------- the dialects
 
 
+_SQLITE_USER_OBJECTS = "m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+
+
 class SQLite(Dialect):
     name: str = "sqlite"
     sqlglot_name: str = "sqlite"
@@ -154,6 +277,39 @@ class SQLite(Dialect):
     aliases: tuple[str, ...] = ("sqlite3",)
     identifier_quotes: tuple[tuple[str, str], ...] = (('"', '"'), ("`", "`"), ("[", "]"))
     strict_identifier_quotes: tuple[str, str] | None = ("`", "`")
+    url_schemes: tuple[str, ...] = ("sqlite", "sqlite3", "sqlite+pysqlite")
+    embedded: bool = True
+    default_schema: str | None = "main"
+    timeout_method: TimeoutMethod = "progress_handler"
+    transactional_ddl: bool = True
+    reflection: ReflectionQueries | None = ReflectionQueries(
+        tables=(
+            "SELECT 'main', m.name, m.type, NULL FROM sqlite_master AS m "
+            f"WHERE {_SQLITE_USER_OBJECTS} ORDER BY m.type = 'view', m.rowid"
+        ),
+        columns=(
+            "SELECT 'main', m.name, p.name, p.type, NOT p.\"notnull\", p.cid + 1 "
+            "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
+            f"WHERE {_SQLITE_USER_OBJECTS} ORDER BY m.rowid, p.cid"
+        ),
+        keys=(
+            "SELECT 'main', m.name, 'pk', 'PRIMARY KEY', p.name, p.pk, NULL, NULL, NULL "
+            "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
+            f"WHERE {_SQLITE_USER_OBJECTS} AND p.pk > 0 "
+            "UNION ALL "
+            "SELECT 'main', m.name, 'fk' || f.id, 'FOREIGN KEY', f.\"from\", f.seq + 1, "
+            '\'main\', f."table", f."to" '
+            "FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f "
+            f"WHERE {_SQLITE_USER_OBJECTS} "
+            "ORDER BY 2, 3, 6"
+        ),
+    )
+
+
+_PG_USER_SCHEMA = (
+    "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'"
+)
+_PG_RELKINDS = "c.relkind IN ('r', 'p', 'v', 'm', 'f')"
 
 
 class PostgreSQL(Dialect):
@@ -162,6 +318,61 @@ class PostgreSQL(Dialect):
     display_name: str = "PostgreSQL"
     aliases: tuple[str, ...] = ("postgres", "pg", "pgsql", "psql")
     dollar_quoting: bool = True
+    url_schemes: tuple[str, ...] = (
+        "postgresql",
+        "postgres",
+        "postgresql+psycopg",
+        "postgresql+psycopg2",
+        "pgsql",
+    )
+    default_port: int | None = 5432
+    default_schema: str | None = "public"
+    timeout_sql: str | None = "SET statement_timeout = {ms}"
+    read_only_session_sql: tuple[str, ...] = (
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+    )
+    read_only_begin: str | None = "BEGIN TRANSACTION READ ONLY"
+    transactional_ddl: bool = True
+    syntax_probe_sql: str | None = "PREPARE {name} AS {sql}"
+    tablesample_template: str | None = "TABLESAMPLE SYSTEM ({percent})"
+    reflection: ReflectionQueries | None = ReflectionQueries(
+        tables=(
+            "SELECT n.nspname, c.relname, "
+            "CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END, "
+            "CASE WHEN c.relkind IN ('v', 'm') OR c.reltuples < 0 THEN NULL "
+            "ELSE CAST(c.reltuples AS BIGINT) END "
+            "FROM pg_catalog.pg_class AS c "
+            "JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+            f"WHERE {_PG_RELKINDS} AND NOT c.relispartition AND {_PG_USER_SCHEMA} "
+            "ORDER BY c.relkind IN ('v', 'm'), 1, 2"
+        ),
+        columns=(
+            "SELECT n.nspname, c.relname, a.attname, "
+            "pg_catalog.format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, a.attnum "
+            "FROM pg_catalog.pg_attribute AS a "
+            "JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid "
+            "JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+            f"WHERE a.attnum > 0 AND NOT a.attisdropped AND {_PG_RELKINDS} "
+            f"AND {_PG_USER_SCHEMA} ORDER BY 1, 2, 6"
+        ),
+        keys=(
+            "SELECT n.nspname, c.relname, con.conname, "
+            "CASE con.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'f' THEN 'FOREIGN KEY' "
+            "ELSE 'UNIQUE' END, a.attname, k.ord, rn.nspname, rc.relname, ra.attname "
+            "FROM pg_catalog.pg_constraint AS con "
+            "JOIN pg_catalog.pg_class AS c ON c.oid = con.conrelid "
+            "JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+            "CROSS JOIN LATERAL UNNEST(con.conkey) WITH ORDINALITY AS k(attnum, ord) "
+            "JOIN pg_catalog.pg_attribute AS a "
+            "ON a.attrelid = con.conrelid AND a.attnum = k.attnum "
+            "LEFT JOIN pg_catalog.pg_class AS rc ON rc.oid = con.confrelid "
+            "LEFT JOIN pg_catalog.pg_namespace AS rn ON rn.oid = rc.relnamespace "
+            "LEFT JOIN pg_catalog.pg_attribute AS ra "
+            "ON ra.attrelid = con.confrelid AND ra.attnum = con.confkey[k.ord] "
+            f"WHERE con.contype IN ('p', 'f', 'u') AND {_PG_USER_SCHEMA} "
+            "ORDER BY 1, 2, 3, 6"
+        ),
+    )
 
 
 class MySQL(Dialect):
@@ -173,6 +384,63 @@ class MySQL(Dialect):
     identifier_quotes: tuple[tuple[str, str], ...] = (("`", "`"),)
     line_comments: tuple[str, ...] = ("--", "#")
     backslash_escapes: bool = True
+    url_schemes: tuple[str, ...] = (
+        "mysql",
+        "mariadb",
+        "mysql+pymysql",
+        "mariadb+pymysql",
+        "mysql+mysqldb",
+        "mariadb+mariadbconnector",
+    )
+    default_port: int | None = 3306
+    timeout_sql: str | None = "SET SESSION max_statement_time = {seconds}"
+    timeout_sql_alternatives: tuple[str, ...] = ("SET SESSION max_execution_time = {ms}",)
+    read_only_session_sql: tuple[str, ...] = ("SET SESSION TRANSACTION READ ONLY",)
+    read_only_begin: str | None = "START TRANSACTION READ ONLY"
+    syntax_probe_sql: str | None = "PREPARE {name} FROM {sql_literal}"
+    random_function: str = "RAND()"
+    reflection: ReflectionQueries | None = ReflectionQueries(
+        tables=(
+            "SELECT table_schema, table_name, "
+            "CASE WHEN table_type = 'VIEW' THEN 'view' ELSE 'table' END, table_rows "
+            "FROM information_schema.tables WHERE table_schema = DATABASE() "
+            "ORDER BY table_type = 'VIEW', table_name"
+        ),
+        columns=(
+            "SELECT table_schema, table_name, column_name, column_type, "
+            "is_nullable = 'YES', ordinal_position FROM information_schema.columns "
+            "WHERE table_schema = DATABASE() ORDER BY table_name, ordinal_position"
+        ),
+        keys=(
+            "SELECT k.table_schema, k.table_name, k.constraint_name, t.constraint_type, "
+            "k.column_name, k.ordinal_position, k.referenced_table_schema, "
+            "k.referenced_table_name, k.referenced_column_name "
+            "FROM information_schema.key_column_usage AS k "
+            "JOIN information_schema.table_constraints AS t "
+            "ON t.constraint_schema = k.constraint_schema AND t.table_name = k.table_name "
+            "AND t.constraint_name = k.constraint_name "
+            "WHERE k.table_schema = DATABASE() "
+            "AND t.constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY', 'UNIQUE') "
+            "ORDER BY k.table_name, k.constraint_name, k.ordinal_position"
+        ),
+    )
+
+
+_INFO_SCHEMA_KEYS = (
+    "SELECT k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, c.CONSTRAINT_TYPE, "
+    "k.COLUMN_NAME, k.ORDINAL_POSITION, u.TABLE_SCHEMA, u.TABLE_NAME, u.COLUMN_NAME "
+    "FROM INFORMATION_SCHEMA.TABLE_CONSTRAINTS AS c "
+    "JOIN INFORMATION_SCHEMA.KEY_COLUMN_USAGE AS k "
+    "ON k.CONSTRAINT_SCHEMA = c.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = c.CONSTRAINT_NAME "
+    "AND k.TABLE_NAME = c.TABLE_NAME "
+    "LEFT JOIN INFORMATION_SCHEMA.REFERENTIAL_CONSTRAINTS AS r "
+    "ON r.CONSTRAINT_SCHEMA = c.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = c.CONSTRAINT_NAME "
+    "LEFT JOIN INFORMATION_SCHEMA.KEY_COLUMN_USAGE AS u "
+    "ON u.CONSTRAINT_SCHEMA = r.UNIQUE_CONSTRAINT_SCHEMA "
+    "AND u.CONSTRAINT_NAME = r.UNIQUE_CONSTRAINT_NAME AND u.ORDINAL_POSITION = {ref_position} "
+    "WHERE c.CONSTRAINT_TYPE IN ('PRIMARY KEY', 'FOREIGN KEY', 'UNIQUE') {extra}"
+    "ORDER BY 1, 2, 3, 6"
+)
 
 
 class SQLServer(Dialect):
@@ -182,6 +450,39 @@ class SQLServer(Dialect):
     aliases: tuple[str, ...] = ("mssql", "tsql", "t-sql", "azuresql")
     identifier_quotes: tuple[tuple[str, str], ...] = (('"', '"'), ("[", "]"))
     routine_body_runs_to_end: bool = True
+    url_schemes: tuple[str, ...] = ("mssql", "mssql+pymssql", "sqlserver")
+    default_port: int | None = 1433
+    default_schema: str | None = "dbo"
+    timeout_method: TimeoutMethod = "driver"
+    limit_style: LimitStyle = "top"
+    transactional_ddl: bool = True
+    random_function: str = "NEWID()"
+    tablesample_template: str | None = "TABLESAMPLE ({percent} PERCENT)"
+    reflection: ReflectionQueries | None = ReflectionQueries(
+        tables=(
+            "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, "
+            "CASE WHEN t.TABLE_TYPE = 'VIEW' THEN 'view' ELSE 'table' END, "
+            "(SELECT SUM(p.rows) FROM sys.partitions AS p WHERE p.object_id = "
+            "OBJECT_ID(QUOTENAME(t.TABLE_SCHEMA) + '.' + QUOTENAME(t.TABLE_NAME)) "
+            "AND p.index_id IN (0, 1)) "
+            "FROM INFORMATION_SCHEMA.TABLES AS t "
+            "WHERE t.TABLE_SCHEMA NOT IN ('sys', 'INFORMATION_SCHEMA') "
+            "ORDER BY CASE WHEN t.TABLE_TYPE = 'VIEW' THEN 1 ELSE 0 END, 1, 2"
+        ),
+        columns=(
+            "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE + CASE "
+            "WHEN CHARACTER_MAXIMUM_LENGTH = -1 THEN '(max)' "
+            "WHEN CHARACTER_MAXIMUM_LENGTH IS NOT NULL "
+            "THEN '(' + CAST(CHARACTER_MAXIMUM_LENGTH AS VARCHAR(10)) + ')' "
+            "WHEN DATA_TYPE IN ('decimal', 'numeric') THEN '(' + "
+            "CAST(NUMERIC_PRECISION AS VARCHAR(10)) + ',' + "
+            "CAST(NUMERIC_SCALE AS VARCHAR(10)) + ')' ELSE '' END, "
+            "CASE WHEN IS_NULLABLE = 'YES' THEN 1 ELSE 0 END, ORDINAL_POSITION "
+            "FROM INFORMATION_SCHEMA.COLUMNS "
+            "WHERE TABLE_SCHEMA NOT IN ('sys', 'INFORMATION_SCHEMA') ORDER BY 1, 2, 6"
+        ),
+        keys=_INFO_SCHEMA_KEYS.format(ref_position="k.ORDINAL_POSITION", extra=""),
+    )
 
 
 class Oracle(Dialect):
@@ -190,6 +491,50 @@ class Oracle(Dialect):
     display_name: str = "Oracle"
     aliases: tuple[str, ...] = ("oracledb", "plsql")
     declarations_before_begin: bool = True
+    url_schemes: tuple[str, ...] = ("oracle", "oracle+oracledb", "oracle+cx_oracle")
+    default_port: int | None = 1521
+    timeout_method: TimeoutMethod = "call_timeout"
+    limit_style: LimitStyle = "fetch_first"
+    read_only_begin: str | None = "SET TRANSACTION READ ONLY"
+    random_function: str = "DBMS_RANDOM.VALUE()"
+    tablesample_template: str | None = "SAMPLE ({percent})"
+    reflection: ReflectionQueries | None = ReflectionQueries(
+        tables=(
+            "SELECT USER, table_name, 'table', num_rows FROM user_tables "
+            "WHERE dropped = 'NO' AND nested = 'NO' AND secondary = 'N' "
+            "UNION ALL SELECT USER, view_name, 'view', NULL FROM user_views "
+            "ORDER BY 3, 2"
+        ),
+        columns=(
+            "SELECT USER, table_name, column_name, data_type || CASE "
+            "WHEN data_type IN ('VARCHAR2', 'NVARCHAR2', 'CHAR', 'NCHAR') "
+            "THEN '(' || char_length || ')' "
+            "WHEN data_type = 'RAW' THEN '(' || data_length || ')' "
+            "WHEN data_type = 'NUMBER' AND data_precision IS NOT NULL "
+            "THEN '(' || data_precision || ',' || data_scale || ')' ELSE '' END, "
+            "CASE WHEN nullable = 'Y' THEN 1 ELSE 0 END, column_id "
+            "FROM user_tab_columns ORDER BY table_name, column_id"
+        ),
+        keys=(
+            "SELECT USER, c.table_name, c.constraint_name, CASE c.constraint_type "
+            "WHEN 'P' THEN 'PRIMARY KEY' WHEN 'R' THEN 'FOREIGN KEY' ELSE 'UNIQUE' END, "
+            "cc.column_name, cc.position, r.owner, r.table_name, rc.column_name "
+            "FROM user_constraints c "
+            "JOIN user_cons_columns cc ON cc.constraint_name = c.constraint_name "
+            "LEFT JOIN all_constraints r "
+            "ON r.owner = c.r_owner AND r.constraint_name = c.r_constraint_name "
+            "LEFT JOIN all_cons_columns rc ON rc.owner = r.owner "
+            "AND rc.constraint_name = r.constraint_name AND rc.position = cc.position "
+            "WHERE c.constraint_type IN ('P', 'R', 'U') "
+            "ORDER BY 2, 3, 6"
+        ),
+    )
+
+
+_DUCKDB_USER_SCHEMA = (
+    "{t}table_catalog = current_database() "
+    "AND {t}table_schema NOT IN ('information_schema', 'pg_catalog')"
+)
 
 
 class DuckDB(Dialect):
@@ -198,6 +543,32 @@ class DuckDB(Dialect):
     display_name: str = "DuckDB"
     aliases: tuple[str, ...] = ("duck",)
     dollar_quoting: bool = True
+    url_schemes: tuple[str, ...] = ("duckdb",)
+    embedded: bool = True
+    default_schema: str | None = "main"
+    timeout_method: TimeoutMethod = "interrupt"
+    transactional_ddl: bool = True
+    tablesample_template: str | None = "TABLESAMPLE {percent}%"
+    reflection: ReflectionQueries | None = ReflectionQueries(
+        tables=(
+            "SELECT t.table_schema, t.table_name, "
+            "CASE WHEN t.table_type = 'VIEW' THEN 'view' ELSE 'table' END, d.estimated_size "
+            "FROM information_schema.tables AS t LEFT JOIN duckdb_tables() AS d "
+            "ON d.database_name = t.table_catalog AND d.schema_name = t.table_schema "
+            "AND d.table_name = t.table_name "
+            f"WHERE {_DUCKDB_USER_SCHEMA.format(t='t.')} "
+            "ORDER BY t.table_type = 'VIEW', 1, 2"
+        ),
+        columns=(
+            "SELECT table_schema, table_name, column_name, data_type, is_nullable, "
+            "ordinal_position FROM information_schema.columns "
+            f"WHERE {_DUCKDB_USER_SCHEMA.format(t='')} ORDER BY 1, 2, 6"
+        ),
+        keys=_INFO_SCHEMA_KEYS.format(
+            ref_position="k.POSITION_IN_UNIQUE_CONSTRAINT",
+            extra="AND c.TABLE_CATALOG = current_database() ",
+        ),
+    )
 
 
 # ------------------------------------------------------------------ lookup

@@ -1,0 +1,428 @@
+"""The DuckDB executor: read-only, with timeouts, row caps and scratch sessions.
+
+Defence in depth, outermost first:
+
+1. the read-only guard (`acts_sql.sql.safety`) on the whole text;
+2. DuckDB's own parser: every statement it finds must be of a read type
+   (SELECT, EXPLAIN, a guard-approved PRAGMA); each runs on its own;
+3. the file is opened with ``read_only=True``, and with
+   ``enable_external_access = false`` so that no statement can read or write
+   other files, attach databases or load extensions.
+
+With ``allow_writes=True`` statements run on a copy of the file in a private
+temporary directory (`sandbox.FileCopy`), deleted by :meth:`DuckDBExecutor.close`; the guard then
+lets DML and DDL through but nothing that reaches outside the copy.
+
+Timeouts: a timer thread calls the connection's ``interrupt()`` at the
+deadline. Scratch sessions are cursors (their own DuckDB connections to the
+same database): TEMP stand-in tables live there, shadow nothing elsewhere and
+vanish when the session closes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo
+from acts_sql.db.executor_core import (
+    BLOCKED_WRITE,
+    REFLECT_TIMEOUT_S,
+    blocked_result,
+    fetch_result,
+    located,
+    no_statement,
+    row_cap,
+    shift_position,
+    since,
+    statement_timeout,
+    timeout_result,
+)
+from acts_sql.db.reflect import reflect_tables
+from acts_sql.db.result import ErrorKind, ExecResult
+from acts_sql.db.sandbox import FileCopy
+from acts_sql.db.statements import has_code
+from acts_sql.db.url import has_scheme, parse_url
+from acts_sql.errors import DatabaseOpenError
+from acts_sql.sql.dialects import get_dialect
+from acts_sql.sql.safety import PERMIT_ON_COPY, check_statement
+
+DIALECT = get_dialect("duckdb")
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8-11 of every DuckDB database file."""
+
+CONNECT_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
+"""Settings of every connection: no files beyond the database, no extensions."""
+
+READ_STATEMENT_TYPES = frozenset({"SELECT", "EXPLAIN", "PRAGMA"})
+"""DuckDB statement types that may run read-only (PRAGMA only after the guard
+allowed it, i.e. a known read pragma)."""
+
+
+# ------------------------------------------------------------------ errors
+
+_TYPE_BINDER = re.compile(
+    r"No function matches|Could not choose a best candidate|Cannot compare|Cannot mix"
+    r"|implicitly cast|type mismatch|Cannot (apply|use)",
+    re.IGNORECASE,
+)
+_GROUPING = re.compile(r"must appear in the GROUP BY|aggregate function", re.IGNORECASE)
+
+_KINDS: tuple[tuple[str, ErrorKind], ...] = (
+    ("ParserException", "syntax"),
+    ("SyntaxException", "syntax"),
+    ("CatalogException", "schema"),
+    ("BinderException", "schema"),
+    ("DependencyException", "schema"),
+    ("ConversionException", "type"),
+    ("TypeMismatchException", "type"),
+    ("InvalidTypeException", "type"),
+    ("ConnectionException", "other"),
+)
+"""DuckDB exception class -> error kind (first match along the class's MRO)."""
+
+_LINE = re.compile(r"^LINE (\d+): (.*)$", re.MULTILINE)
+
+
+def classify(exc: BaseException, *, timeout: float, statement: str = "") -> ExecResult:
+    """The typed result of an exception raised while running `statement`."""
+    message = str(exc).strip() or type(exc).__name__
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    code = type(exc).__name__
+    if "InterruptException" in names:
+        return timeout_result(timeout, code)
+    if "PermissionException" in names:
+        return blocked_result(f"file and extension access is disabled ({message})")
+    if "InvalidInputException" in names and "read-only mode" in message:
+        return ExecResult(
+            status="blocked", error=BLOCKED_WRITE, error_kind="blocked", error_code=code
+        )
+    if not isinstance(exc, duckdb.Error):
+        return ExecResult(status="error", error=message, error_kind="other", error_code=code)
+    kind: ErrorKind = "runtime"
+    for name, mapped in _KINDS:
+        if name in names:
+            kind = mapped
+            break
+    if "BinderException" in names and _TYPE_BINDER.search(message):
+        kind = "type"
+    elif "BinderException" in names and _GROUPING.search(message):
+        kind = "runtime"
+    return ExecResult(
+        status="error",
+        error=message,
+        error_kind=kind,
+        error_code=code,
+        error_position=caret_position(message, statement),
+    )
+
+
+def caret_position(message: str, statement: str) -> int | None:
+    """1-based character position in `statement` of the caret DuckDB draws
+    under `LINE n: ...`, when the shown line is the statement's own."""
+    match = _LINE.search(message)
+    if match is None:
+        return None
+    line_no, shown = int(match.group(1)), match.group(2)
+    rest = message[match.end() :].split("\n")
+    caret_line = rest[1] if len(rest) > 1 else ""
+    column = caret_line.find("^") - len(f"LINE {line_no}: ")
+    lines = statement.split("\n")
+    if column < 0 or line_no > len(lines) or not lines[line_no - 1].startswith(shown):
+        return None
+    return sum(len(line) + 1 for line in lines[: line_no - 1]) + column + 1
+
+
+# ------------------------------------------------------------------ running
+
+
+class _Deadline:
+    """Interrupts a DuckDB connection if it is still running at the deadline."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, seconds: float) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._active = True
+        self.fired = False
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._active:
+                self.fired = True
+                self._conn.interrupt()
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._lock:
+            self._active = False
+        self._timer.cancel()
+
+
+def run_statement(
+    conn: duckdb.DuckDBPyConnection, statement: str, max_rows: int, timeout: float
+) -> ExecResult:
+    """Run one statement under a deadline; fetch at most `max_rows` rows."""
+    started = time.monotonic()
+    try:
+        with _Deadline(conn, timeout):
+            conn.execute(statement)
+            result = fetch_result(conn, max_rows)
+    except Exception as exc:  # every failure becomes a typed result
+        result = classify(exc, timeout=timeout, statement=statement)
+    return result.model_copy(update={"seconds": since(started)})
+
+
+def run_text(
+    conn: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    max_rows: int,
+    timeout: float | None,
+    allow_writes: bool,
+) -> ExecResult:
+    """Guard, split with DuckDB's parser, check statement types, run in order.
+
+    Returns the last statement's result, or the first failure.
+    """
+    started = time.monotonic()
+    if not has_code(sql):
+        return no_statement()
+    verdict = check_statement(sql, DIALECT, permit=PERMIT_ON_COPY if allow_writes else ())
+    if not verdict.allowed:
+        reason = verdict.reason or "not allowed"
+        if verdict.category == "unparseable":
+            return _probe(conn, sql, reason).model_copy(update={"seconds": since(started)})
+        return blocked_result(reason, since(started))
+    try:
+        statements = conn.extract_statements(sql)
+    except duckdb.Error as exc:
+        return classify(exc, timeout=0.0, statement=sql)
+    if not allow_writes:
+        for statement in statements:
+            kind = statement.type.name
+            if kind not in READ_STATEMENT_TYPES:
+                return blocked_result(f"writes are not allowed: DuckDB reads a {kind} statement")
+    result = ExecResult(status="ok")
+    texts = [statement.query.strip().rstrip(";").strip() for statement in statements]
+    for offset, text in located(sql, texts):
+        result = run_statement(conn, text, max_rows, statement_timeout(text, timeout))
+        if not result.ok:
+            result = shift_position(result, offset)
+            break
+    return result.model_copy(update={"seconds": since(started)})
+
+
+def _probe(conn: duckdb.DuckDBPyConnection, sql: str, reason: str) -> ExecResult:
+    """Text the guard cannot parse: DuckDB's own syntax error, or blocked
+    (DuckDB's parser never executes anything)."""
+    try:
+        conn.extract_statements(sql)
+    except duckdb.Error as exc:
+        return classify(exc, timeout=0.0, statement=sql)
+    return blocked_result(reason)
+
+
+# ------------------------------------------------------------------ opening
+
+
+def check_duckdb_file(path: Path) -> None:
+    """Raise DatabaseOpenError unless `path` is a readable DuckDB database file."""
+    if not path.exists():
+        raise DatabaseOpenError(f"database file not found: {path}", path=str(path))
+    if path.is_dir():
+        raise DatabaseOpenError(f"database path is a directory, not a file: {path}", path=str(path))
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+    except OSError as exc:
+        raise DatabaseOpenError(f"cannot read database file {path}: {exc}", path=str(path)) from exc
+    if header[8:12] != DUCKDB_MAGIC:
+        raise DatabaseOpenError(f"not a DuckDB database file: {path}", path=str(path))
+
+
+def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only, config=dict(CONNECT_CONFIG))
+    except duckdb.Error as exc:
+        raise DatabaseOpenError(f"cannot open DuckDB database {path}: {exc}") from exc
+
+
+class DuckDBScratchSession:
+    """A private cursor where empty TEMP stand-in tables can live."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, executor: DuckDBExecutor) -> None:
+        self._conn = conn
+        self._executor = executor
+        self._lock = threading.Lock()
+
+    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
+        """An empty TEMP table `name`; its columns have DuckDB's NULL type,
+        which casts implicitly to anything (no false type errors)."""
+        if not columns:
+            return ExecResult(
+                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
+            )
+        q = DIALECT.quote_identifier
+        cols = ", ".join(f'{q(col)} "NULL"' for col in columns)
+        with self._lock:
+            return run_statement(
+                self._conn, f"CREATE TEMP TABLE {q(name)} ({cols})", 0, REFLECT_TIMEOUT_S
+            )
+
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+    ) -> ExecResult:
+        """Run `sql` here, with the same rules as `DuckDBExecutor.execute`."""
+        with self._lock:
+            return run_text(
+                self._conn,
+                sql,
+                max_rows=row_cap(max_rows, self._executor.max_rows),
+                timeout=timeout if timeout is not None else self._executor.timeout,
+                allow_writes=self._executor.allow_writes,
+            )
+
+    def close(self) -> None:
+        with self._lock, suppress(duckdb.Error):
+            self._conn.close()
+
+
+class DuckDBExecutor:
+    """Runs statements on one DuckDB file that it never writes."""
+
+    dialect = "duckdb"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+        allow_writes: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        check_duckdb_file(self.path)
+        self.timeout = timeout
+        """Per-statement limit in seconds; None: 60 s, 15 s for WITH RECURSIVE."""
+        self.max_rows = row_cap(max_rows)
+        self.allow_writes = allow_writes
+        self._copy = FileCopy(self.path) if allow_writes else None
+        target = self._copy.path if self._copy is not None else self.path
+        self.database_path = target
+        """The file statements run on: the user's, or the throw-away copy."""
+        try:
+            self._conn = _connect(target, read_only=not allow_writes)
+        except DatabaseOpenError:
+            self._drop_copy()
+            raise
+        self._lock = threading.RLock()
+
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+    ) -> ExecResult:
+        """Run one or more statements; never raises for SQL failures."""
+        with self._lock:
+            return run_text(
+                self._conn,
+                sql,
+                max_rows=row_cap(max_rows, self.max_rows),
+                timeout=timeout if timeout is not None else self.timeout,
+                allow_writes=self.allow_writes,
+            )
+
+    def run_internal(self, sql: str, max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
+        """Run acts-sql's own read query (reflection, samples): no guard."""
+        with self._lock:
+            return run_statement(self._conn, sql, max_rows, REFLECT_TIMEOUT_S)
+
+    @contextmanager
+    def scratch(self) -> Iterator[DuckDBScratchSession]:
+        """A scratch session on its own cursor, closed (and emptied) on exit."""
+        with self._lock:
+            cursor = self._conn.cursor()
+        session = DuckDBScratchSession(cursor, self)
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
+        """Tables, then views: columns, keys, size and first rows, with
+        DuckDB's own CREATE statement as the DDL where it keeps one."""
+        tables = reflect_tables(self, DIALECT, sample_rows)
+        own = self._engine_ddl()
+        return [t.model_copy(update={"ddl": own.get(t.name, t.ddl)}) for t in tables]
+
+    def _engine_ddl(self) -> dict[str, str]:
+        """DuckDB's CREATE statements, by the name prompts use (`s.t` outside `main`)."""
+        listing = self.run_internal(
+            "SELECT schema_name, table_name, sql FROM duckdb_tables() "
+            "WHERE database_name = current_database() "
+            "UNION ALL SELECT schema_name, view_name, sql FROM duckdb_views() "
+            "WHERE database_name = current_database() AND NOT internal"
+        )
+        return {
+            (name if schema == DIALECT.default_schema else f"{schema}.{name}"): str(sql)
+            for schema, name, sql in listing.rows
+            if sql
+        }
+
+    def close(self) -> None:
+        """Close the connection; with writes allowed, delete the copy."""
+        with self._lock:
+            with suppress(duckdb.Error):
+                self._conn.close()
+            self._drop_copy()
+
+    def _drop_copy(self) -> None:
+        if self._copy is not None:
+            self._copy.drop()
+            self._copy = None
+
+    def __enter__(self) -> DuckDBExecutor:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def open_url(
+    url: str,
+    *,
+    timeout: float | None,
+    max_rows: int | None,
+    allow_writes: bool = False,
+) -> DuckDBExecutor:
+    """An executor for `duckdb:///relative.duckdb`, `duckdb:////abs.duckdb` or a file path."""
+    if not has_scheme(url):
+        path = url.strip()
+    else:
+        parsed = parse_url(url)
+        if parsed.dialect != "duckdb":
+            raise DatabaseOpenError(f"not a DuckDB URL: {parsed.redacted()}", url=parsed.redacted())
+        path = parsed.database or ""
+    if not path:
+        raise DatabaseOpenError(
+            "a DuckDB URL needs a file (duckdb:///file.duckdb); an in-memory database "
+            "has nothing to correct against",
+            url=url,
+        )
+    return DuckDBExecutor(
+        Path(path).expanduser(), timeout=timeout, max_rows=max_rows, allow_writes=allow_writes
+    )

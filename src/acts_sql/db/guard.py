@@ -1,0 +1,181 @@
+"""What an executor may send: the read-only guard, and the sandbox policy for writes.
+
+Every executor asks `admit(sql, dialect, allow_writes=...)` before anything
+reaches the database:
+
+- read-only (the default): `acts_sql.sql.safety.check_statement` decides;
+- writes allowed (the statements run on a throw-away copy or inside a
+  transaction that is always rolled back): reads, DML and DDL on ordinary
+  objects pass; what could reach beyond the copy does not (CREATE/DROP/ALTER
+  DATABASE, roles, grants, COPY, ATTACH, settings, USE and, for MySQL, names
+  qualified with another database).
+
+Text that the guard cannot parse comes back with `probe=True`: the executor
+may then ask the server to parse it without running it (PREPARE), so that the
+agent still sees the engine's own syntax error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from acts_sql.db.executor import DEFAULT_TIMEOUT_S, RECURSIVE_TIMEOUT_S
+from acts_sql.db.result import ExecResult
+from acts_sql.db.statements import is_recursive
+from acts_sql.errors import SqlParseError
+from acts_sql.sql.diagnostics import parse_statements, split_statements
+from acts_sql.sql.dialects import Dialect, get_dialect
+from acts_sql.sql.safety import check_statement
+
+UNPARSEABLE = "unparseable"
+WRITE_CATEGORIES = frozenset({"write", "ddl", "dml", "procedure"})
+"""Guard categories that may run when writes are allowed (then checked again here)."""
+
+_READS = (exp.Query, exp.Values)
+_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
+_DDL = (exp.Create, exp.Drop, exp.Alter)
+_OBJECT_KINDS = frozenset(
+    {"TABLE", "VIEW", "INDEX", "SEQUENCE", "FUNCTION", "PROCEDURE", "TRIGGER", "TYPE", "SCHEMA"}
+)
+_COMMANDS = frozenset({"CALL", "DO"})
+"""Commands sqlglot does not model that a sandbox may run (routines, PL/pgSQL blocks)."""
+
+
+@dataclass(frozen=True)
+class Admission:
+    """May the text run? When not: the blocked result, and whether to probe."""
+
+    allowed: bool
+    reason: str = ""
+    probe: bool = False
+
+    def blocked(self, seconds: float = 0.0) -> ExecResult:
+        return blocked_result(self.reason, seconds)
+
+
+def blocked_result(reason: str, seconds: float = 0.0) -> ExecResult:
+    """The typed result of a statement that is never sent."""
+    text = reason if reason.startswith("blocked") else f"blocked: {reason}"
+    return ExecResult(status="blocked", error=text, error_kind="blocked", seconds=seconds)
+
+
+def admit(
+    sql: str,
+    dialect: str | Dialect,
+    *,
+    allow_writes: bool = False,
+    database: str | None = None,
+    stand_ins: frozenset[str] = frozenset(),
+) -> Admission:
+    """Decide whether `sql` may be sent.
+
+    `database`: with writes allowed on MySQL, the one database (the sandbox
+    copy) that qualified names may name. `stand_ins`: names of a scratch
+    session's own TEMP tables, which INSERT, UPDATE and DELETE may change.
+    """
+    d = get_dialect(dialect)
+    verdict = check_statement(sql, d)
+    if verdict.allowed:
+        return Admission(True)
+    reason = verdict.reason or "not allowed"
+    if verdict.category == UNPARSEABLE:
+        return Admission(False, f"cannot be verified as read-only ({reason})", probe=True)
+    if stand_ins and only_writes_to(sql, d, stand_ins):
+        return Admission(True)
+    if not allow_writes or verdict.category not in WRITE_CATEGORIES:
+        return Admission(False, reason)
+    problem = sandbox_violation(sql, d, database)
+    return Admission(problem is None, problem or "")
+
+
+def sandbox_violation(sql: str, dialect: Dialect, database: str | None = None) -> str | None:
+    """Why `sql` must not run even on a sandbox copy, or None when it may."""
+    try:
+        statements = parse_statements(sql, dialect)
+    except SqlParseError as error:
+        return f"cannot be checked: {error}"
+    for statement in statements:
+        problem = _statement_violation(statement, dialect, database)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _statement_violation(statement: exp.Expr, dialect: Dialect, database: str | None) -> str | None:
+    if isinstance(statement, exp.Command):
+        word = str(statement.this or "").upper()
+        return None if word in _COMMANDS else f"{word} is not allowed in the sandbox"
+    if isinstance(statement, _DDL):
+        kind = str(statement.args.get("kind") or "").upper()
+        if kind not in _OBJECT_KINDS or (kind == "SCHEMA" and dialect.name == "mysql"):
+            return f"{statement.key.upper()} {kind or '?'} is not allowed in the sandbox"
+    elif not isinstance(statement, _READS + _WRITES):
+        return f"{statement.key.upper()} is not allowed in the sandbox"
+    for table in statement.find_all(exp.Table):
+        if table.args.get("catalog") is not None:
+            return "names qualified with a database are not allowed in the sandbox"
+        schema = table.db
+        if dialect.name == "mysql" and schema and schema != database:
+            return f"tables of other databases ({schema}) are not allowed in the sandbox"
+    return None
+
+
+def only_writes_to(sql: str, dialect: Dialect, tables: frozenset[str]) -> bool:
+    """True when every statement is a read, or an INSERT/UPDATE/DELETE of one of `tables`.
+
+    Names compare case-insensitively and must be unqualified.
+    """
+    try:
+        statements = parse_statements(sql, dialect)
+    except SqlParseError:
+        return False
+    wanted = {name.lower() for name in tables}
+    for statement in statements:
+        if isinstance(statement, _READS) and statement.find(exp.Into) is None:
+            if any(isinstance(node, _WRITES) for node in statement.walk()):
+                return False
+            continue
+        if not isinstance(statement, exp.Insert | exp.Update | exp.Delete):
+            return False
+        target = statement.this
+        while isinstance(target, exp.Schema):  # INSERT INTO t (a, b)
+            target = target.this
+        if not isinstance(target, exp.Table) or target.db or target.catalog:
+            return False
+        if target.name.lower() not in wanted:
+            return False
+        for node in statement.walk():
+            if node is not statement and isinstance(node, _WRITES):
+                return False
+    return True
+
+
+def default_timeout(statement: str) -> float:
+    """BIRD-CRITIC's limits: 15 s for `WITH RECURSIVE`, 60 s otherwise."""
+    return RECURSIVE_TIMEOUT_S if is_recursive(statement) else DEFAULT_TIMEOUT_S
+
+
+def located_statements(sql: str, dialect: str | Dialect) -> list[tuple[int, str]]:
+    """The statements of `sql` with the 0-based offset where each starts in `sql`."""
+    found: list[tuple[int, str]] = []
+    cursor = 0
+    for piece in split_statements(sql, dialect):
+        at = sql.find(piece, cursor)
+        at = cursor if at < 0 else at
+        found.append((at, piece))
+        cursor = at + len(piece)
+    return found
+
+
+def caret_context(text: str, position: int) -> str:
+    """psql-style 'LINE n: ...' and a caret under 1-based character `position` of `text`."""
+    index = max(0, min(position - 1, len(text)))
+    line_start = text.rfind("\n", 0, index) + 1
+    line_end = text.find("\n", index)
+    line_end = len(text) if line_end < 0 else line_end
+    line_no = text.count("\n", 0, index) + 1
+    prefix = f"LINE {line_no}: "
+    line = text[line_start:line_end]
+    return f"{prefix}{line}\n{' ' * (len(prefix) + index - line_start)}^"

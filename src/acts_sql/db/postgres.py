@@ -1,0 +1,438 @@
+"""The PostgreSQL executor (psycopg 3).
+
+Read-only by default, in three layers: the guard (`guard.admit`) decides
+before anything is sent; the session's transactions default to READ ONLY;
+every batch runs inside `BEGIN TRANSACTION READ ONLY` and is rolled back.
+Statements go through the extended query protocol (`stream`), which carries
+exactly one statement, so text hidden after a `;` can never ride along.
+Rows are streamed and at most max_rows + 1 are read; the rest of the query is
+cancelled. `statement_timeout` bounds every statement.
+
+With `allow_writes=True` the executor works on a throw-away copy made with
+`CREATE DATABASE ... TEMPLATE` (see `sandbox.PostgresCopy`), with autocommit,
+and drops it at close. When no copy can be made (other sessions on the
+database, no CREATEDB privilege) it falls back to one transaction that is
+rolled back at close, each statement under a savepoint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, Literal
+
+from acts_sql.db.cells import json_safe_row
+from acts_sql.db.executor import DEFAULT_MAX_ROWS
+from acts_sql.db.guard import admit, blocked_result, default_timeout, located_statements
+from acts_sql.db.pg_errors import failure_result
+from acts_sql.db.result import ExecResult
+from acts_sql.db.server import ServerExecutor
+from acts_sql.db.statements import strip_leading_comments
+from acts_sql.db.url import DatabaseURL, parse_url
+from acts_sql.errors import DatabaseOpenError
+from acts_sql.sql.dialects import get_dialect
+
+try:  # an optional dependency: acts-sql[postgres]
+    import psycopg
+    from psycopg import errors as pg_errors
+except ImportError:  # pragma: no cover - exercised only without the extra
+    psycopg = None  # type: ignore[assignment]
+    pg_errors = None  # type: ignore[assignment]
+
+CONNECT_TIMEOUT_S = 10
+STREAM_CHUNK = 1000
+_ROWS_FIRST = re.compile(r"^\(*\s*(SELECT|WITH|VALUES|TABLE|EXPLAIN|SHOW)\b", re.IGNORECASE)
+_PROBES = itertools.count(1)
+_DIALECT = get_dialect("postgresql")
+
+SandboxMode = Literal["copy", "transaction"]
+
+
+def _require_driver() -> Any:
+    if psycopg is None:
+        raise DatabaseOpenError(
+            "PostgreSQL support needs psycopg 3: pip install 'acts-sql[postgres]'"
+        )
+    return psycopg
+
+
+def connect(url: DatabaseURL, *, database: str | None = None) -> Any:
+    """An autocommit psycopg connection; DatabaseOpenError with a one-line reason."""
+    driver = _require_driver()
+    params: dict[str, Any] = {
+        "host": url.host,
+        "port": url.port,
+        "user": url.username,
+        "password": url.password,
+        "dbname": database if database is not None else url.database,
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "application_name": "acts-sql",
+    }
+    params.update(url.query)
+    params = {key: value for key, value in params.items() if value is not None}
+    target = url.model_copy(update={"database": params.get("dbname")}).describe()
+    try:
+        return driver.connect(autocommit=True, prepare_threshold=None, **params)
+    except driver.Error as exc:
+        raise DatabaseOpenError(
+            f"cannot connect to PostgreSQL at {target}: {_reason(exc, url)}",
+            url=url.redacted(),
+        ) from None
+
+
+def _reason(exc: BaseException, url: DatabaseURL) -> str:
+    """The last meaningful line of a connection error, never with the password."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = next(
+        (line for line in reversed(lines) if "FATAL" in line or "failed" in line),
+        lines[-1] if lines else type(exc).__name__,
+    )
+    text = re.sub(r"^connection failed: ", "", text)
+    text = re.sub(r'^connection to server at "[^"]*"(?: \([^)]*\))?, port \d+ failed: ', "", text)
+    if url.password:
+        text = text.replace(url.password, "***")
+    return text
+
+
+def returns_rows(statement: str) -> bool:
+    """True for statements read through a row stream (queries, EXPLAIN, SHOW)."""
+    return bool(_ROWS_FIRST.match(strip_leading_comments(statement)))
+
+
+def run_statement(
+    conn: Any, statement: str, max_rows: int, timeout: float, *, prefix: int = 0
+) -> ExecResult:
+    """One statement on `conn` (already in the right transaction state)."""
+    driver = _require_driver()
+    try:
+        for setting in _DIALECT.timeout_statements(timeout):
+            conn.execute(setting)
+        cursor = conn.cursor()
+        if not returns_rows(statement):
+            cursor.execute(statement, binary=True)  # binary: the extended protocol, one statement
+            if cursor.description is None:
+                return ExecResult(status="ok", row_count=max(cursor.rowcount, 0))
+            fetched = cursor.fetchmany(max_rows + 1)
+        else:
+            fetched = []
+            size = STREAM_CHUNK if driver.pq.version() >= 170000 else 1
+            stream = cursor.stream(statement, size=size)
+            try:
+                for row in stream:
+                    fetched.append(row)
+                    if len(fetched) > max_rows:
+                        break
+            finally:
+                stream.close()  # cancels the rest of the query
+        if cursor.description is not None:
+            columns = [str(col.name) for col in cursor.description]
+        else:  # no row came back, and psycopg drops the empty result's description
+            columns = describe_columns(conn, statement)
+    except driver.ProgrammingError as exc:
+        if "didn't produce a result" in str(exc):  # a write (WITH ... INSERT) ran
+            return ExecResult(status="ok")
+        return failure_result(exc, statement, timeout=timeout, prefix=prefix)
+    except driver.Error as exc:
+        return failure_result(exc, statement, timeout=timeout, prefix=prefix)
+    truncated = len(fetched) > max_rows
+    rows = [json_safe_row(row) for row in fetched[:max_rows]]
+    return ExecResult(
+        status="ok", columns=columns, rows=rows, row_count=len(rows), truncated=truncated
+    )
+
+
+def describe_columns(conn: Any, statement: str) -> list[str]:
+    """Output column names of `statement`, from the server's description of it.
+
+    Prepares it as the unnamed statement (parsed and planned, never run).
+    """
+    pgconn = conn.pgconn
+    command_ok = _require_driver().pq.ExecStatus.COMMAND_OK
+    try:
+        prepared = pgconn.prepare(b"", statement.encode(conn.info.encoding))
+        if prepared.status != command_ok:
+            return []
+        described = pgconn.describe_prepared(b"")
+        return [
+            (described.fname(i) or b"").decode(conn.info.encoding, "replace")
+            for i in range(described.nfields)
+        ]
+    except Exception:
+        return []
+
+
+def probe_statement(
+    conn: Any, statement: str, *, in_transaction: bool = False
+) -> ExecResult | None:
+    """PREPARE `statement` (parse and analyse, never run), then undo everything.
+
+    Outside a transaction: in a READ ONLY transaction that is rolled back;
+    `in_transaction`: under a savepoint that is rolled back. Returns the
+    server's error, or None when it parses, or when PREPARE cannot take this
+    kind of statement (an error at its first token).
+    """
+    driver = _require_driver()
+    name = f"acts_sql_probe_{next(_PROBES)}"
+    prefix = f"PREPARE {name} AS "
+    try:
+        conn.execute("SAVEPOINT acts_sql_probe" if in_transaction else "BEGIN READ ONLY")
+        try:
+            conn.execute("SET LOCAL statement_timeout = 10000")
+            conn.cursor().execute(prefix + statement, binary=True)
+            conn.execute(f"DEALLOCATE {name}")
+        finally:
+            conn.execute("ROLLBACK TO SAVEPOINT acts_sql_probe" if in_transaction else "ROLLBACK")
+    except driver.Error as exc:
+        result = failure_result(exc, statement, timeout=10.0, prefix=len(prefix))
+        first = len(statement) - len(statement.lstrip()) + 1
+        if result.error_kind == "syntax" and result.error_position in (None, first):
+            return None
+        return result if result.status == "error" else None
+    return None
+
+
+def in_error(conn: Any) -> bool:
+    """True when the connection's transaction is aborted (an error, a cancelled stream)."""
+    return bool(conn.info.transaction_status == _require_driver().pq.TransactionStatus.INERROR)
+
+
+class PostgresExecutor(ServerExecutor):
+    """Runs statements on one PostgreSQL database that it never writes."""
+
+    dialect_name = "postgresql"
+
+    def __init__(
+        self,
+        url: str | DatabaseURL,
+        *,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+        allow_writes: bool = False,
+        sandbox: SandboxMode = "copy",
+    ) -> None:
+        super().__init__(timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
+        self.url = url if isinstance(url, DatabaseURL) else parse_url(url)
+        self.sandbox_mode: SandboxMode | None = None
+        self._copy: Any = None
+        target = self.url
+        if allow_writes:
+            from acts_sql.db.sandbox import PostgresCopy
+
+            if sandbox == "copy":
+                self._copy = PostgresCopy.try_create(self.url)
+            if self._copy is not None:
+                target = self.url.model_copy(update={"database": self._copy.name})
+                self.sandbox_mode = "copy"
+            else:
+                self.sandbox_mode = "transaction"
+        self.target = target
+        self._conn: Any = None
+        self._connect()
+
+    # ------------------------------------------------------------ connection
+
+    def _connect(self) -> None:
+        conn = connect(self.target)
+        try:
+            if not self.allow_writes:
+                conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            elif self.sandbox_mode == "transaction":
+                conn.execute("BEGIN")
+                conn.execute("SET LOCAL lock_timeout = 5000")
+        except Exception:
+            conn.close()
+            raise
+        self._conn = conn
+
+    def _alive(self) -> bool:
+        return self._conn is not None and not self._conn.closed and not self._conn.broken
+
+    def _begin_batch(self, read_only: bool | None = None) -> ExecResult | None:
+        if not self._alive():
+            if self.sandbox_mode == "transaction":
+                return ExecResult(
+                    status="error",
+                    error="the connection was lost; the sandbox transaction is gone",
+                    error_kind="other",
+                )
+            try:
+                self._connect()
+            except DatabaseOpenError as exc:
+                return ExecResult(status="error", error=str(exc), error_kind="other")
+        ro = (not self.allow_writes) if read_only is None else read_only
+        self._batch_read_only = ro and self.sandbox_mode != "transaction"
+        if self._batch_read_only:
+            self._conn.execute("BEGIN TRANSACTION READ ONLY")
+        return None
+
+    def _end_batch(self) -> None:
+        if self._batch_read_only and self._alive():
+            with suppress(Exception):
+                self._conn.execute("ROLLBACK")
+
+    def _run_statement(self, statement: str, max_rows: int, timeout: float) -> ExecResult:
+        if self.sandbox_mode != "transaction" or self._batch_read_only:
+            result = run_statement(self._conn, statement, max_rows, timeout)
+            if result.truncated and self._batch_read_only and in_error(self._conn):
+                # the cancelled rest of a stream aborted the transaction: start a new one
+                self._conn.execute("ROLLBACK")
+                self._conn.execute("BEGIN TRANSACTION READ ONLY")
+            return result
+        self._conn.execute("SAVEPOINT acts_sql_statement")
+        result = run_statement(self._conn, statement, max_rows, timeout)
+        with suppress(Exception):
+            if result.ok and not in_error(self._conn):
+                self._conn.execute("RELEASE SAVEPOINT acts_sql_statement")
+            else:
+                self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_statement")
+        return result
+
+    def _probe_statement(self, statement: str) -> ExecResult | None:
+        if not self._alive():
+            return None
+        in_transaction = self.sandbox_mode == "transaction"
+        return probe_statement(self._conn, statement, in_transaction=in_transaction)
+
+    def _sandbox_database(self) -> str | None:
+        return self.target.database
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            with suppress(Exception):
+                if self.sandbox_mode == "transaction":
+                    self._conn.execute("ROLLBACK")
+            with suppress(Exception):
+                self._conn.close()
+            self._conn = None
+        if self._copy is not None:
+            self._copy.drop()
+            self._copy = None
+
+    # ------------------------------------------------------------ scratch
+
+    @contextmanager
+    def scratch(self) -> Iterator[PostgresScratchSession]:
+        """A private connection whose transaction holds TEMP stand-ins; rolled back on exit."""
+        session = PostgresScratchSession(self.target, self.default_max_rows)
+        try:
+            yield session
+        finally:
+            session.close()
+
+
+class PostgresScratchSession:
+    """TEMP stand-in tables in a transaction of a private connection, always rolled back.
+
+    Stand-ins are created read-write; each statement then runs under a
+    savepoint switched to READ ONLY, so only the TEMP tables can change, and
+    nothing survives the session. Stand-in columns are `text`.
+    """
+
+    def __init__(self, url: DatabaseURL, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+        self._conn = connect(url)
+        self._conn.execute("BEGIN")
+        self._max_rows = max_rows
+        self._closed = False
+        self._stand_ins: set[str] = set()
+
+    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
+        """Create an empty TEMP table `name` (it shadows a same-named table)."""
+        if not columns:
+            return ExecResult(
+                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
+            )
+        cols = ", ".join(f"{_quote(col)} text" for col in columns)
+        made = self._in_savepoint(f"CREATE TEMP TABLE {_quote(name)} ({cols})")
+        if made.ok:
+            self._stand_ins.add(name)
+        return made
+
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+    ) -> ExecResult:
+        """Run `sql` (guarded, read-only but for the stand-ins) in this session."""
+        admission = admit(sql, "postgresql", stand_ins=frozenset(self._stand_ins))
+        if not admission.allowed:
+            if admission.probe:
+                for _, piece in _statements(sql):
+                    failure = self._probe(piece)
+                    if failure is not None:
+                        return failure
+            return blocked_result(admission.reason)
+        cap = self._max_rows if max_rows is None else max(0, max_rows)
+        started = time.monotonic()
+        try:
+            self._conn.execute("SAVEPOINT acts_sql_unit")
+            self._conn.execute("SET TRANSACTION READ ONLY")  # TEMP tables stay writable
+        except Exception as exc:
+            return ExecResult(status="error", error=str(exc), error_kind="other")
+        result = ExecResult(status="ok")
+        try:
+            statements = _statements(sql)
+            for index, (offset, piece) in enumerate(statements):
+                limit = default_timeout(piece) if timeout is None else timeout
+                result = run_statement(self._conn, piece, cap, limit)
+                if not result.ok:
+                    if result.error_position is not None:
+                        update = {"error_position": result.error_position + offset}
+                        result = result.model_copy(update=update)
+                    break
+                if in_error(self._conn) and index + 1 < len(statements):
+                    self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_unit")
+                    self._conn.execute("SET TRANSACTION READ ONLY")
+        finally:
+            with suppress(Exception):
+                self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_unit")
+        return result.model_copy(update={"seconds": round(time.monotonic() - started, 6)})
+
+    def _probe(self, statement: str) -> ExecResult | None:
+        return probe_statement(self._conn, statement, in_transaction=True)
+
+    def _in_savepoint(self, statement: str) -> ExecResult:
+        """Run acts-sql's own DDL (a stand-in), kept unless it fails."""
+        started = time.monotonic()
+        try:
+            self._conn.execute("SAVEPOINT acts_sql_unit")
+        except Exception as exc:
+            return ExecResult(status="error", error=str(exc), error_kind="other")
+        result = run_statement(self._conn, statement, 0, 10.0)
+        with suppress(Exception):
+            if result.ok:
+                self._conn.execute("RELEASE SAVEPOINT acts_sql_unit")
+            else:
+                self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_unit")
+        return result.model_copy(update={"seconds": round(time.monotonic() - started, 6)})
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with suppress(Exception):
+            self._conn.execute("ROLLBACK")
+        with suppress(Exception):
+            self._conn.close()
+
+
+def _statements(sql: str) -> list[tuple[int, str]]:
+    return located_statements(sql, "postgresql")
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def open_url(
+    url: str,
+    *,
+    timeout: float | None = None,
+    max_rows: int | None = None,
+    allow_writes: bool = False,
+    sandbox: SandboxMode = "copy",
+) -> PostgresExecutor:
+    """The `connect.open_database` entry point for postgresql:// URLs."""
+    return PostgresExecutor(
+        url, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes, sandbox=sandbox
+    )

@@ -1,0 +1,113 @@
+"""Request and response bodies of the HTTP API (pydantic, unknown fields rejected).
+
+A request names a configured database by its name and nothing else: there
+is no field for a URL, a file path or an LLM backend, and an unknown field is
+an error (``unknown_field``), so nothing can be smuggled past the
+configuration.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from acts_sql.engine.result import CorrectionResult
+from acts_sql.server.config import DATABASE_NAME
+from acts_sql.server.errors import ErrorBody
+
+MethodName = Literal["acts", "linear", "critic", "raw"]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    database: str = Field(
+        pattern=DATABASE_NAME,
+        max_length=64,
+        description="the name of a database in the service's configuration",
+    )
+    method: MethodName = "acts"
+    dialect: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_]{1,32}$",
+        description="optional; must be the configured database's dialect",
+    )
+    max_llm_calls: int | None = Field(None, ge=1, description="at most the server's maximum")
+    max_nodes: int | None = Field(None, ge=1, description="at most the server's maximum")
+    max_depth: int | None = Field(None, ge=1, description="at most the server's maximum")
+    max_seconds: float | None = Field(
+        None, gt=0, description="wall-time budget; at most (and by default) the server's maximum"
+    )
+    execution_tools: bool = Field(True, description="false: the w/o execution tools ablation")
+    ambiguity_detection: bool = Field(True, description="false: the w/o ambiguity ablation")
+    wait: bool = Field(
+        True,
+        description="true: answer when the run has finished; false: answer 202 at once "
+        "and follow the run at /v1/runs/{id}",
+    )
+
+
+class CorrectRequest(_Request):
+    """Correct `sql` so that it does what `question` (the issue) asks."""
+
+    question: str = Field("", description="the user's issue or question")
+    sql: str = Field(min_length=1, description="the SQL to correct")
+
+
+class GenerateRequest(_Request):
+    """Text-to-SQL: write the SQL for `question`, then correct it."""
+
+    question: str = Field(min_length=1, description="the question to answer with SQL")
+
+
+class RunState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+
+
+TERMINAL_STATES = frozenset({RunState.FINISHED, RunState.FAILED, RunState.TIMED_OUT})
+
+
+class RunLinks(BaseModel):
+    run: str = Field(description="GET: status, then the result (bearer token)")
+    events: str = Field(description="GET: server-sent trace events (bearer token)")
+    viewer: str = Field(description="the live debugging-tree page; the view key is in the URL")
+
+
+class RunStatus(BaseModel):
+    """A run that has not finished, or that failed or timed out."""
+
+    run_id: str
+    status: RunState
+    kind: Literal["correct", "generate"]
+    database: str
+    created_at: float = Field(description="Unix time")
+    started_at: float | None = None
+    finished_at: float | None = None
+    events: int = Field(description="trace events so far")
+    links: RunLinks
+    error: ErrorBody | None = None
+
+
+class CorrectionResponse(CorrectionResult):
+    """A finished run: the same object as `acts-sql fix --json`, plus the run's id."""
+
+    run_id: str
+    status: Literal[RunState.FINISHED] = RunState.FINISHED
+    database: str
+    links: RunLinks
+
+
+class RunList(BaseModel):
+    runs: list[RunStatus]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    active_runs: int
+    max_concurrent_runs: int

@@ -1,0 +1,652 @@
+/* acts-sql debugging-tree viewer.
+ *
+ * Reads its data from the JSON block #acts-data (a finished run's result, or
+ * the URLs of a live run's event stream) and draws the tree of tool calls.
+ * Everything from the run (SQL, LLM text, values) is untrusted: it is only
+ * ever inserted as text (textContent / text nodes), never parsed as HTML.
+ */
+"use strict";
+(function () {
+  const NODE_W = 250;
+  const NODE_H = 140;
+  const GAP_X = 28;
+  const GAP_Y = 56;
+  const MAX_DIFF_CELLS = 400000;
+
+  const dataBlock = document.getElementById("acts-data");
+  const DATA = JSON.parse(dataBlock ? dataBlock.textContent : "{}");
+
+  /* ---------- DOM helpers (text only, never HTML) ---------- */
+
+  function h(tag, props, ...kids) {
+    const el = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") el.className = value;
+      else if (key === "text") el.textContent = String(value);
+      else if (key === "data") for (const [k, v] of Object.entries(value)) el.dataset[k] = String(v);
+      else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+      else el.setAttribute(key, String(value));
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return el;
+  }
+
+  function put(host, ...kids) {
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      host.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+  }
+
+  function svg(tag, attrs) {
+    const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [key, value] of Object.entries(attrs || {})) el.setAttribute(key, String(value));
+    return el;
+  }
+
+  function pretty(value) {
+    if (value === undefined || value === null) return "";
+    if (typeof value === "string") return value;
+    try {
+      return JSON.stringify(value, null, 2);
+    } catch (err) {
+      return String(value);
+    }
+  }
+
+  function clip(text, limit) {
+    const s = String(text || "");
+    return s.length <= limit ? s : s.slice(0, limit - 1) + "…";
+  }
+
+  /* ---------- the run's state, built from trace events ---------- */
+
+  function newState() {
+    return {
+      nodes: new Map(),
+      seen: new Set(),
+      meta: { question: "", original_sql: "", method: "", dialect: "" },
+      final: null,
+      status: "running",
+      error: null,
+      result: null,
+      eventCount: 0,
+      selected: null,
+    };
+  }
+
+  function ensure(st, id) {
+    let node = st.nodes.get(id);
+    if (!node) {
+      node = {
+        id: id,
+        tool: "",
+        description: "",
+        input: null,
+        children: [],
+        parent: null,
+        status: "pending",
+        summary: "",
+        reason: "",
+        candidate_sql: null,
+        output: null,
+        error: null,
+        pruned: false,
+        prunedReason: "",
+        chosenReason: "",
+        statements: [],
+        llm: [],
+        candidate: null,
+      };
+      st.nodes.set(id, node);
+    }
+    return node;
+  }
+
+  function link(st, parentId, childId) {
+    if (parentId === childId) return;
+    const parent = ensure(st, parentId);
+    const child = ensure(st, childId);
+    if (child.parent && child.parent !== parentId) return;
+    child.parent = parentId;
+    if (!parent.children.includes(childId)) parent.children.push(childId);
+  }
+
+  function inferParent(st, node) {
+    if (node.parent) return;
+    const cut = node.id.lastIndexOf(".");
+    if (cut > 0) {
+      const parentId = node.id.slice(0, cut);
+      if (st.nodes.has(parentId)) link(st, parentId, node.id);
+    }
+  }
+
+  function applyPlan(st, plan) {
+    if (!plan || !Array.isArray(plan.nodes)) return;
+    for (const item of plan.nodes) {
+      const node = ensure(st, String(item.id));
+      node.tool = item.tool || node.tool;
+      node.description = item.description || node.description;
+      if (item.input) node.input = item.input;
+    }
+    for (const item of plan.nodes) {
+      for (const child of item.children || []) link(st, String(item.id), String(child));
+    }
+  }
+
+  function applyEvent(st, event) {
+    if (typeof event.seq !== "number" || st.seen.has(event.seq)) return;
+    st.seen.add(event.seq);
+    st.eventCount = st.seen.size;
+    const d = event.data || {};
+    const node = event.node ? ensure(st, String(event.node)) : null;
+    switch (event.kind) {
+      case "run_started":
+        st.meta.question = d.question || "";
+        st.meta.original_sql = d.sql || "";
+        st.meta.method = d.method || "";
+        st.meta.dialect = d.dialect || "";
+        break;
+      case "initial_sql":
+        if (d.sql) st.meta.original_sql = d.sql;
+        break;
+      case "plan":
+      case "plan_failed":
+        applyPlan(st, d.plan);
+        break;
+      case "node_started":
+        node.tool = event.tool || node.tool;
+        node.description = event.summary || node.description;
+        if (d.input) node.input = d.input;
+        node.status = "running";
+        inferParent(st, node);
+        break;
+      case "node_finished":
+        if (event.tool) node.tool = event.tool;
+        node.status = d.status || "done";
+        node.summary = event.summary || "";
+        node.output = d.output === undefined ? null : d.output;
+        node.error = d.error || null;
+        inferParent(st, node);
+        break;
+      case "expanded":
+      case "grafted":
+        for (const child of d.children || []) {
+          link(st, node.id, String(child));
+          const kid = ensure(st, String(child));
+          if (event.kind === "expanded" && !kid.tool) kid.tool = "generate_sql";
+        }
+        break;
+      case "fix_inserted":
+        if (d.child) {
+          link(st, node.id, String(d.child));
+          ensure(st, String(d.child)).tool = "split_fix_syntax";
+        }
+        break;
+      case "choice":
+        if (d.cursor) ensure(st, String(d.cursor)).chosenReason = event.summary || "chosen";
+        break;
+      case "candidate":
+        node.candidate = { sql: d.sql || "", status: d.status || "", summary: event.summary || "" };
+        node.candidate_sql = d.sql || node.candidate_sql;
+        break;
+      case "judgement":
+        node.reason = event.summary || "";
+        node.status = d.verdict === "accept" ? "accepted" : "rejected";
+        break;
+      case "pruned":
+        for (const id of d.nodes || []) {
+          const hit = ensure(st, String(id));
+          hit.pruned = true;
+          hit.prunedReason = d.reason || event.summary || "";
+          if (hit.status !== "rejected") hit.status = "pruned";
+        }
+        break;
+      case "statement":
+        if (node) node.statements.push(Object.assign({ purpose: event.purpose }, d));
+        break;
+      case "llm_call":
+        if (node) node.llm.push({ purpose: event.purpose, summary: event.summary, data: d });
+        break;
+      case "run_finished":
+        st.final = { accepted: !!d.accepted, sql: d.sql || "", node: d.node || null };
+        st.final.reason = event.summary || "";
+        st.status = "finished";
+        break;
+      default:
+        break;
+    }
+  }
+
+  function applyResult(st, result) {
+    st.result = result;
+    const events = (result.trace || []).slice().sort((a, b) => a.seq - b.seq);
+    for (const event of events) applyEvent(st, event);
+    for (const item of result.tree || []) {
+      const node = ensure(st, String(item.id));
+      for (const key of ["tool", "description", "input", "status", "summary", "reason"]) {
+        if (item[key] !== undefined && item[key] !== null && item[key] !== "") node[key] = item[key];
+      }
+      if (item.candidate_sql) node.candidate_sql = item.candidate_sql;
+      if (node.status === "pruned") node.pruned = true;
+    }
+    for (const item of result.tree || []) {
+      for (const child of item.children || []) link(st, String(item.id), String(child));
+    }
+    st.meta.question = result.question || st.meta.question;
+    st.meta.original_sql = result.original_sql || st.meta.original_sql;
+    st.meta.method = result.method || st.meta.method;
+    st.meta.dialect = result.dialect || st.meta.dialect;
+    const fin = st.final || { node: null };
+    st.final = {
+      accepted: !!result.accepted,
+      sql: result.sql || "",
+      node: fin.node,
+      reason: result.reason || fin.reason || "",
+    };
+    st.status = "finished";
+  }
+
+  /* ---------- derived views ---------- */
+
+  function finalNodeId(st) {
+    if (st.final && st.final.node && st.nodes.has(st.final.node)) return st.final.node;
+    for (const node of st.nodes.values()) if (node.status === "accepted") return node.id;
+    return null;
+  }
+
+  function pathTo(st, id) {
+    const path = new Set();
+    let cur = id;
+    while (cur && !path.has(cur) && st.nodes.has(cur)) {
+      path.add(cur);
+      cur = st.nodes.get(cur).parent;
+    }
+    return path;
+  }
+
+  function nodeSql(node) {
+    if (node.candidate_sql) return node.candidate_sql;
+    if (node.candidate && node.candidate.sql) return node.candidate.sql;
+    if (node.output && typeof node.output.sql === "string") return node.output.sql;
+    if (node.input && typeof node.input.sql === "string") return node.input.sql;
+    return "";
+  }
+
+  function resultLine(node) {
+    if (node.status === "running") return "running…";
+    const text = node.summary || "";
+    const match = text.match(/^result: (.*)$/m);
+    if (match) return match[1];
+    if (node.status === "pending" && !text) return "not run";
+    return text.replace(/^candidate:\s*/, "").split("\n")[0];
+  }
+
+  function inputLine(node) {
+    if (node.description) return node.description;
+    if (node.input && Object.keys(node.input).length) return JSON.stringify(node.input);
+    return "";
+  }
+
+  function layout(st) {
+    const roots = [...st.nodes.values()].filter((n) => !n.parent || !st.nodes.has(n.parent));
+    const placed = new Map();
+    let column = 0;
+    let maxDepth = 0;
+    function place(node, depth, trail) {
+      if (trail.has(node.id) || placed.has(node.id)) return;
+      trail.add(node.id);
+      maxDepth = Math.max(maxDepth, depth);
+      const kids = node.children.map((id) => st.nodes.get(id)).filter((k) => k && !placed.has(k.id));
+      const spot = { depth: depth, x: 0 };
+      placed.set(node.id, spot);
+      if (!kids.length) {
+        spot.x = column;
+        column += 1;
+      } else {
+        for (const kid of kids) place(kid, depth + 1, trail);
+        const xs = kids.map((k) => placed.get(k.id)).filter(Boolean).map((p) => p.x);
+        spot.x = xs.length ? (Math.min(...xs) + Math.max(...xs)) / 2 : column++;
+      }
+      trail.delete(node.id);
+    }
+    for (const root of roots) place(root, 0, new Set());
+    return { placed: placed, columns: Math.max(column, 1), rows: maxDepth + 1 };
+  }
+
+  /* ---------- line diff (LCS) ---------- */
+
+  function lineDiff(before, after) {
+    const a = String(before || "").split("\n").map((l) => l.replace(/\s+$/, ""));
+    const b = String(after || "").split("\n").map((l) => l.replace(/\s+$/, ""));
+    if (a.length * b.length > MAX_DIFF_CELLS) {
+      return a.map((l) => ["-", l]).concat(b.map((l) => ["+", l]));
+    }
+    const n = a.length;
+    const m = b.length;
+    const table = [];
+    for (let i = 0; i <= n; i++) table.push(new Int32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m - 1; j >= 0; j--) {
+        table[i][j] =
+          a[i] === b[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+      }
+    }
+    const out = [];
+    let i = 0;
+    let j = 0;
+    while (i < n && j < m) {
+      if (a[i] === b[j]) {
+        out.push([" ", a[i]]);
+        i++;
+        j++;
+      } else if (table[i + 1][j] >= table[i][j + 1]) {
+        out.push(["-", a[i++]]);
+      } else {
+        out.push(["+", b[j++]]);
+      }
+    }
+    while (i < n) out.push(["-", a[i++]]);
+    while (j < m) out.push(["+", b[j++]]);
+    return out;
+  }
+
+  function diffView(before, after) {
+    const rows = lineDiff(before, after);
+    const changed = rows.some((r) => r[0] !== " ");
+    return h(
+      "div",
+      { class: "diff" },
+      changed ? null : h("div", { class: "muted", text: "same as the original SQL" }),
+      h(
+        "pre",
+        { class: "diff-lines" },
+        rows.map((r) =>
+          h("span", { class: r[0] === "+" ? "add" : r[0] === "-" ? "del" : "ctx" }, r[0] + " " + r[1] + "\n"),
+        ),
+      ),
+    );
+  }
+
+  /* ---------- tables of execution results ---------- */
+
+  function findTables(value, out, depth) {
+    if (!value || typeof value !== "object" || depth > 4 || out.length >= 6) return out;
+    if (Array.isArray(value)) {
+      const objects = value.length && value.every((v) => v && typeof v === "object" && !Array.isArray(v));
+      if (objects) {
+        const keys = [...new Set(value.flatMap((v) => Object.keys(v)))];
+        const flat = value.every((v) => keys.every((k) => v[k] === null || typeof v[k] !== "object"));
+        if (flat) {
+          out.push({ columns: keys, rows: value.map((v) => keys.map((k) => v[k])), note: "" });
+          return out;
+        }
+      }
+      for (const item of value) findTables(item, out, depth + 1);
+      return out;
+    }
+    if (Array.isArray(value.columns) && Array.isArray(value.rows)) {
+      const note = [value.status, value.row_count !== undefined ? value.row_count + " row(s)" : "",
+        value.truncated ? "truncated" : "", value.error || ""].filter(Boolean).join(" · ");
+      out.push({ columns: value.columns.map(String), rows: value.rows, note: note });
+      return out;
+    }
+    for (const item of Object.values(value)) findTables(item, out, depth + 1);
+    return out;
+  }
+
+  function cellText(value) {
+    if (value === null || value === undefined) return "NULL";
+    if (typeof value === "object") return JSON.stringify(value);
+    return String(value);
+  }
+
+  function tableView(table) {
+    const rows = table.rows.slice(0, 200);
+    return h(
+      "div",
+      { class: "result-table" },
+      table.note ? h("div", { class: "muted", text: table.note }) : null,
+      h(
+        "table",
+        {},
+        h("thead", {}, h("tr", {}, table.columns.map((c) => h("th", { text: c })))),
+        h(
+          "tbody",
+          {},
+          rows.map((row) =>
+            h("tr", {}, (Array.isArray(row) ? row : [row]).map((v) =>
+              h("td", { class: v === null ? "null" : "", text: cellText(v) }))),
+          ),
+        ),
+      ),
+    );
+  }
+
+  /* ---------- rendering ---------- */
+
+  let st = newState();
+  let pending = false;
+
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      render();
+    });
+  }
+
+  function statusBadge(status) {
+    return h("span", { class: "badge s-" + status, text: status });
+  }
+
+  function renderHeader() {
+    const header = document.getElementById("run");
+    header.replaceChildren();
+    const fin = st.final;
+    let verdict;
+    if (st.status === "running") verdict = h("span", { class: "badge s-running", text: "running…" });
+    else if (st.error) verdict = h("span", { class: "badge s-failed", text: st.status });
+    else if (fin && fin.accepted) verdict = h("span", { class: "badge s-accepted", text: "accepted" });
+    else verdict = h("span", { class: "badge s-rejected", text: "not accepted" });
+    const usage = st.result && st.result.usage;
+    put(
+      header,
+      h("h1", {}, "acts-sql · debugging tree ", verdict),
+      h("div", { class: "meta" },
+        [st.meta.method && "method " + st.meta.method, st.meta.dialect && "dialect " + st.meta.dialect,
+          usage && usage.llm_calls + " LLM calls", usage && usage.prompt_tokens + usage.completion_tokens + " tokens",
+          usage && usage.seconds + " s", st.eventCount + " events"].filter(Boolean).join(" · ")),
+      h("div", { class: "field" }, h("div", { class: "label", text: "Question / issue" }),
+        h("div", { id: "question", class: "question", text: st.meta.question || "(none)" })),
+      h("div", { class: "sql-pair" },
+        h("div", { class: "field" }, h("div", { class: "label", text: "Original SQL" }),
+          h("pre", { id: "original-sql", class: "sql", text: st.meta.original_sql })),
+        fin ? h("div", { class: "field" }, h("div", { class: "label", text: fin.accepted ? "Corrected SQL" : "Best candidate (not accepted)" }),
+          diffView(st.meta.original_sql, fin.sql)) : null),
+      fin && fin.reason ? h("div", { class: "reason", text: "Stopped: " + fin.reason }) : null,
+      st.error ? h("div", { class: "error", text: st.error.code + ": " + st.error.message }) : null,
+    );
+  }
+
+  function renderTree() {
+    const host = document.getElementById("tree");
+    host.replaceChildren();
+    if (!st.nodes.size) {
+      host.append(h("div", { class: "muted empty", text: st.status === "running" ? "waiting for the plan…" : "no tree (this method does not build one)" }));
+      return;
+    }
+    const lay = layout(st);
+    const width = lay.columns * (NODE_W + GAP_X) + GAP_X;
+    const height = lay.rows * (NODE_H + GAP_Y) + GAP_Y;
+    const finalId = finalNodeId(st);
+    const path = finalId ? pathTo(st, finalId) : new Set();
+    const canvas = h("div", { class: "canvas" });
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    const edges = svg("svg", { class: "edges", width: width, height: height, viewBox: "0 0 " + width + " " + height });
+    const pos = (id) => {
+      const p = lay.placed.get(id);
+      return { x: GAP_X + p.x * (NODE_W + GAP_X), y: GAP_Y / 2 + p.depth * (NODE_H + GAP_Y) };
+    };
+    for (const node of st.nodes.values()) {
+      if (!node.parent || !lay.placed.has(node.parent) || !lay.placed.has(node.id)) continue;
+      const a = pos(node.parent);
+      const b = pos(node.id);
+      const x1 = a.x + NODE_W / 2;
+      const y1 = a.y + NODE_H;
+      const x2 = b.x + NODE_W / 2;
+      const y2 = b.y;
+      const mid = (y1 + y2) / 2;
+      const onPath = path.has(node.id) && path.has(node.parent);
+      const cls = ["edge", onPath ? "on-path" : "", node.pruned || node.status === "pruned" ? "pruned" : ""].join(" ");
+      edges.append(svg("path", { class: cls, d: `M${x1},${y1} C${x1},${mid} ${x2},${mid} ${x2},${y2}`, "data-edge": node.parent + "->" + node.id }));
+    }
+    canvas.append(edges);
+    for (const node of st.nodes.values()) {
+      if (!lay.placed.has(node.id)) continue;
+      const p = pos(node.id);
+      const isFinal = node.id === finalId;
+      const classes = ["node", "s-" + node.status, node.pruned ? "pruned" : "", path.has(node.id) ? "on-path" : "",
+        isFinal && node.status === "accepted" ? "final" : "", st.selected === node.id ? "selected" : ""];
+      const box = h(
+        "div",
+        {
+          class: classes.filter(Boolean).join(" "),
+          role: "button",
+          tabindex: "0",
+          "aria-label": "node " + node.id,
+          data: { id: node.id, status: node.status, pruned: node.pruned ? "1" : "0" },
+          onclick: () => select(node.id),
+          onkeydown: (ev) => {
+            if (ev.key === "Enter" || ev.key === " ") {
+              ev.preventDefault();
+              select(node.id);
+            }
+          },
+        },
+        h("div", { class: "node-head" },
+          h("span", { class: "node-id", text: node.id }),
+          h("span", { class: "node-tool", text: node.tool || "?" }),
+          statusBadge(node.status)),
+        h("div", { class: "node-input", title: inputLine(node), text: clip(inputLine(node), 160) }),
+        h("div", { class: "node-result", text: clip(resultLine(node), 120) }),
+        node.pruned ? h("div", { class: "node-reason", text: "pruned: " + clip(node.prunedReason, 140) }) : null,
+        !node.pruned && node.status === "rejected" && node.reason ? h("div", { class: "node-reason", text: "rejected: " + clip(node.reason, 140) }) : null,
+        isFinal && node.status === "accepted" ? h("div", { class: "node-mark", text: "✓ accepted answer" }) : null,
+        node.chosenReason ? h("div", { class: "node-chosen", title: node.chosenReason, text: "↳ chosen by the agent" }) : null,
+      );
+      box.style.left = p.x + "px";
+      box.style.top = p.y + "px";
+      box.style.width = NODE_W + "px";
+      box.style.height = NODE_H + "px";
+      canvas.append(box);
+    }
+    host.append(canvas);
+  }
+
+  function section(title, ...content) {
+    const body = content.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false && c !== "");
+    if (!body.length) return null;
+    return h("section", {}, h("h3", { text: title }), body);
+  }
+
+  function renderDetail() {
+    const host = document.getElementById("detail");
+    host.replaceChildren();
+    const node = st.selected ? st.nodes.get(st.selected) : null;
+    if (!node) {
+      host.append(h("div", { class: "muted", text: "Click a node to see its input, output, SQL and results." }));
+      return;
+    }
+    const sql = nodeSql(node);
+    const tables = findTables(node.output, [], 0);
+    put(
+      host,
+      h("h2", {}, node.id + " · " + (node.tool || "?") + " ", statusBadge(node.status)),
+      node.description ? h("p", { class: "description", text: node.description }) : null,
+      section("Why",
+        node.chosenReason ? h("p", { text: "chosen: " + node.chosenReason }) : null,
+        node.reason ? h("p", { text: (node.status === "accepted" ? "accepted: " : "judged: ") + node.reason }) : null,
+        node.pruned ? h("p", { class: "pruned-reason", text: "pruned: " + node.prunedReason }) : null),
+      section("Input", h("pre", { class: "json", id: "detail-input", text: pretty(node.input || {}) })),
+      sql ? section("SQL", h("pre", { class: "sql", id: "detail-sql", text: sql }),
+        h("div", { class: "label", text: "Diff against the original SQL" }), diffView(st.meta.original_sql, sql)) : null,
+      section("Execution result", tables.map(tableView),
+        node.statements.map((s) => h("div", { class: "statement" },
+          h("div", { class: "muted", text: [s.purpose, s.status, s.row_count === undefined ? "" : s.row_count + " row(s)",
+            s.seconds === undefined ? "" : (s.seconds * 1000).toFixed(1) + " ms", s.error || ""].filter((x) => x !== "" && x !== null && x !== undefined).join(" · ") }),
+          h("pre", { class: "sql small", text: s.sql || "" })))),
+      section("Output", node.error ? h("p", { class: "error", text: node.error }) : null,
+        node.summary ? h("pre", { class: "summary", text: node.summary }) : null,
+        node.output !== null ? h("pre", { class: "json", id: "detail-output", text: pretty(node.output) }) : null),
+      section("LLM calls", node.llm.map((c) => h("details", {},
+        h("summary", { text: (c.purpose || "") + " · " + (c.summary || "") }),
+        h("pre", { class: "json", text: pretty(c.data.response !== undefined ? c.data.response : c.data) })))),
+    );
+  }
+
+  function render() {
+    renderHeader();
+    renderTree();
+    renderDetail();
+    document.body.dataset.state = st.status;
+    document.body.dataset.nodes = String(st.nodes.size);
+    document.body.dataset.events = String(st.eventCount);
+  }
+
+  function select(id) {
+    st.selected = id;
+    for (const el of document.querySelectorAll(".node.selected")) el.classList.remove("selected");
+    for (const el of document.querySelectorAll(".node")) if (el.dataset.id === id) el.classList.add("selected");
+    renderDetail();
+    const panel = document.getElementById("detail");
+    if (panel && panel.scrollIntoView) panel.scrollTop = 0;
+  }
+
+  /* ---------- live runs ---------- */
+
+  function live() {
+    const source = new EventSource(DATA.events_url);
+    const banner = document.getElementById("connection");
+    source.addEventListener("trace", (msg) => {
+      banner.textContent = "";
+      applyEvent(st, JSON.parse(msg.data));
+      schedule();
+    });
+    source.addEventListener("end", (msg) => {
+      source.close();
+      const info = JSON.parse(msg.data || "{}");
+      if (info.status !== "finished") {
+        st.status = info.status || "failed";
+        st.error = info.error || { code: info.status || "failed", message: "the run did not finish" };
+        schedule();
+        return;
+      }
+      fetch(DATA.result_url, { credentials: "same-origin", cache: "no-store" })
+        .then((r) => (r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status))))
+        .then((result) => {
+          applyResult(st, result);
+          schedule();
+        })
+        .catch((err) => {
+          st.status = "finished";
+          banner.textContent = "could not load the final result: " + err.message;
+          schedule();
+        });
+    });
+    source.onerror = () => {
+      if (st.status === "running") banner.textContent = "connection lost; reconnecting…";
+    };
+  }
+
+  if (DATA.result) applyResult(st, DATA.result);
+  if (DATA.mode === "live" && !DATA.result) live();
+  render();
+  window.actsViewer = { select: select, state: () => st };
+})();

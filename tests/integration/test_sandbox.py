@@ -1,0 +1,127 @@
+"""allow_writes: statements that write run on a throw-away copy, never on the original.
+
+The autouse `data_intact` fixture checks, after every test, that the original
+is unchanged and that the copy was dropped.
+"""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+from live import Engine, engine_or_skip
+
+from acts_sql.db.connect import open_database
+from acts_sql.db.postgres import PostgresExecutor
+
+DDL = {
+    "sqlite": "ALTER TABLE customers ADD COLUMN vip BOOLEAN DEFAULT 0",
+    "postgresql": "ALTER TABLE customers ADD COLUMN vip BOOLEAN DEFAULT false",
+    "mysql": "ALTER TABLE customers ADD COLUMN vip BOOLEAN DEFAULT false",
+}
+
+
+def test_writes_run_on_a_copy_and_vanish_with_it(engine: Engine) -> None:
+    with open_database(engine.url, allow_writes=True) as sandbox:
+        assert engine.copies(), "a copy exists while the sandbox is open"
+        assert sandbox.execute(DDL[engine.name]).ok
+        assert sandbox.execute("CREATE INDEX orders_total_idx ON orders (total)").ok
+        assert sandbox.execute("UPDATE customers SET vip = TRUE WHERE id = 1").ok
+        assert sandbox.execute("DELETE FROM bookings").ok
+        assert sandbox.execute("DROP VIEW big_orders").ok
+        vip = sandbox.execute("SELECT name FROM customers WHERE vip = TRUE")
+        assert vip.rows == [["Ana"]]
+        assert sandbox.execute("SELECT count(*) FROM bookings").rows == [[0]]
+        # state persists across calls, as a Management task needs
+        assert sandbox.execute("SELECT count(*) FROM orders").rows == [[4]]
+    with open_database(engine.url) as original:
+        assert original.execute("SELECT vip FROM customers").error_kind == "schema"
+        assert original.execute("SELECT count(*) FROM bookings").rows == [[5]]
+
+
+def test_the_copy_holds_views_and_keys(engine: Engine) -> None:
+    with open_database(engine.url, allow_writes=True) as sandbox:
+        assert sandbox.execute("SELECT count(*) FROM big_orders").rows == [[2]]
+        fk = sandbox.execute("INSERT INTO orders VALUES (9, 99, 1.00, NULL)")
+        if engine.name != "sqlite":  # SQLite checks foreign keys only when told to
+            assert fk.status == "error", fk
+        tables = {t.name for t in sandbox.reflect(sample_rows=0)}
+        assert {"customers", "orders", "rooms", "bookings", "big_orders"} <= tables
+
+
+BEYOND = {
+    "sqlite": ["ATTACH DATABASE '/tmp/acts-elsewhere.db' AS x", "VACUUM INTO '/tmp/x.db'"],
+    "postgresql": [
+        "DROP DATABASE acts_it",
+        "CREATE DATABASE elsewhere",
+        "CREATE ROLE intruder",
+        "GRANT ALL ON customers TO PUBLIC",
+        "COPY customers TO '/tmp/leak.csv'",
+        "ALTER SYSTEM SET work_mem = '1GB'",
+    ],
+    "mysql": [
+        "DROP DATABASE acts_it",
+        "DROP TABLE acts_it.customers",
+        "INSERT INTO acts_it.rooms VALUES (9, 'Zeta')",
+        "CREATE TABLE acts_it.sneaky (x INT)",
+        "USE acts_it",
+        "GRANT ALL ON *.* TO 'acts'@'%'",
+        "CREATE SCHEMA elsewhere",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "statement"),
+    [(name, statement) for name, statements in BEYOND.items() for statement in statements],
+)
+def test_what_reaches_beyond_the_copy_is_blocked(
+    live_engines: dict[str, Engine], name: str, statement: str
+) -> None:
+    engine = engine_or_skip(live_engines, name)
+    with open_database(engine.url, allow_writes=True) as sandbox:
+        result = sandbox.execute(statement)
+        assert result.status == "blocked", result
+
+
+def test_postgres_transaction_sandbox_rolls_everything_back(
+    live_engines: dict[str, Engine],
+) -> None:
+    engine = engine_or_skip(live_engines, "postgresql")
+    with PostgresExecutor(engine.url, allow_writes=True, sandbox="transaction") as sandbox:
+        assert sandbox.sandbox_mode == "transaction"
+        assert sandbox.execute(DDL["postgresql"]).ok
+        assert sandbox.execute("SELECT nope FROM customers").status == "error"
+        # a failed statement rolls back to its savepoint; earlier work survives
+        assert sandbox.execute("UPDATE customers SET vip = true WHERE id = 2").ok
+        assert sandbox.execute("SELECT name FROM customers WHERE vip").rows == [["Ben"]]
+        assert sandbox.execute("COMMIT").status == "blocked"
+    with open_database(engine.url) as original:
+        assert original.execute("SELECT vip FROM customers").error_kind == "schema"
+
+
+def test_postgres_falls_back_to_a_transaction_when_others_are_connected(
+    live_engines: dict[str, Engine],
+) -> None:
+    engine = engine_or_skip(live_engines, "postgresql")
+    other = psycopg.connect(engine.url, autocommit=True)  # TEMPLATE needs no other session
+    try:
+        started = time.monotonic()
+        with open_database(engine.url, allow_writes=True) as sandbox:
+            assert isinstance(sandbox, PostgresExecutor)
+            assert sandbox.sandbox_mode == "transaction"
+            assert sandbox.execute(DDL["postgresql"]).ok
+            assert sandbox.execute("SELECT vip FROM customers").ok
+        assert time.monotonic() - started < 15
+        row = other.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE column_name = 'vip'"
+        ).fetchone()
+        assert row == (0,)
+    finally:
+        other.close()
+
+
+def test_read_only_executor_refuses_the_same_writes(engine: Engine) -> None:
+    with open_database(engine.url) as executor:
+        assert executor.execute(DDL[engine.name]).status == "blocked"
