@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from acts_sql.api import correct
 from acts_sql.cli.app import app, protocol_schema
+from acts_sql.cli.demo import gives_intended_result
+from acts_sql.llm.scripted import ScriptedBackend
 from support import DEMO_SCRIPTS
 
 runner = CliRunner()
@@ -139,12 +143,54 @@ def test_no_traceback_from_the_installed_console_script(tmp_path):
 
 
 def test_demo_runs_every_example_and_says_it_is_scripted():
-    result = runner.invoke(app, ["demo"])
+    result = runner.invoke(app, ["demo", "--llm", "scripted"])
     assert result.exit_code == 0, result.output
     assert "scripted backend" in result.output
     for title in ("Figure 1", "Figure 3", "Section 5.4"):
         assert title in result.output
     assert result.output.count("verdict: accepted") == 3
+    assert "demo summary" in result.output
+    for task_id in ("figure1", "figure3", "case_5_4"):
+        assert re.search(rf"{task_id}\s+│\s+accepted\s+│\s+yes\s+│", result.output)
+
+
+def test_the_demo_checks_the_final_rows_against_the_intended_sql(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    script = ScriptedBackend.from_file(DEMO_SCRIPTS / "figure3.json")
+    result = correct(demo_db, task.question, task.sql, llm=script)
+    assert gives_intended_result(task, result)
+    wrong = result.model_copy(update={"sql": task.wrong_sql})
+    assert not gives_intended_result(task, wrong)
+    original = result.model_copy(update={"sql": task.sql})
+    assert not gives_intended_result(task, original)  # the faulty SQL's rows are not the intended
+
+
+def test_demo_without_llama_cpp_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr("acts_sql.llm.local.llama_cpp_available", lambda: False)
+    result = runner.invoke(app, ["demo", "--task", "figure3"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error:") and len(err.splitlines()) == 1
+    assert "pip install 'acts-sql[local]'" in err and "--llm scripted" in err
+
+
+def test_fix_llm_cache_answers_a_rerun_from_disk(demo_db, demo_tasks, tmp_path):
+    script = tmp_path / "figure3.json"
+    script.write_text((DEMO_SCRIPTS / "figure3.json").read_text())
+    cache = tmp_path / "cache"
+    args = [*figure3_args(demo_db, demo_tasks), "--json", "--llm-cache", str(cache)]
+    args[args.index("--llm") + 1] = f"scripted:{script}"
+    first = fix(*args)
+    assert first.exit_code == 0, first.output
+    calls = json.loads(first.stdout)["usage"]["llm_calls"]
+    assert len(list(cache.glob("*/*.json"))) == calls
+    script.write_text("{}")  # the same backend, with no replies left: only the cache can answer
+    second = fix(*args)
+    assert second.exit_code == 0, second.output
+    again = json.loads(second.stdout)
+    assert again["accepted"] is True
+    assert again["sql"] == json.loads(first.stdout)["sql"]
+    assert again["usage"]["llm_seconds"] == 0
 
 
 def test_demo_unknown_task_is_bad_input():
@@ -158,3 +204,27 @@ def test_protocol_schema_in_docs_is_current():
     assert json.loads(DOCS_SCHEMA.read_text()) == protocol_schema(), (
         "docs/protocol.schema.json is stale: run `acts-sql protocol > docs/protocol.schema.json`"
     )
+
+
+def test_fix_html_writes_a_self_contained_viewer(demo_db, demo_tasks, tmp_path):
+    page = tmp_path / "run.html"
+    result = fix(*figure3_args(demo_db, demo_tasks), "--json", "--html", str(page))
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert text.lstrip().lower().startswith("<!doctype html")
+    assert "n1.2" in text and "rejected" in text
+    # nothing is loaded from the network: no external scripts, styles or images
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+
+
+def test_fix_limits_reach_the_executor(demo_db, demo_tasks):
+    # a one-row cap: the accepted candidate's result comes back truncated
+    result = fix(*figure3_args(demo_db, demo_tasks), "--json", "--max-rows", "1")
+    assert result.exit_code == 0, result.output
+    final = json.loads(result.stdout)["result"]
+    assert final["row_count"] == 1 and final["truncated"] is True
+
+
+def test_fix_rejects_a_bad_timeout(demo_db, demo_tasks):
+    result = fix(*figure3_args(demo_db, demo_tasks), "--timeout", "-1")
+    assert result.exit_code == 2 and "timeout" in result.stderr

@@ -110,3 +110,22 @@ def test_events_reach_a_listener_while_the_run_goes_on(demo_db, demo_tasks):
     assert seen[0].kind == "run_started" and seen[-1].kind == "run_finished"
     statements = [e for e in seen if e.kind == "statement"]
     assert statements and all("seconds" in e.data and e.purpose for e in statements)
+
+
+def test_a_rerun_through_the_llm_cache_is_replayed_and_identical(demo_db, demo_tasks, tmp_path):
+    from acts_sql.llm.cache import CachedBackend
+
+    task = demo_tasks["figure3"]
+    first = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=CachedBackend(scripted(demo_script("figure3")), tmp_path),
+    )
+    # an empty script: every answer must come from the cache
+    second = correct(demo_db, task.question, task.sql, llm=CachedBackend(scripted({}), tmp_path))
+    assert first.usage.replayed_llm_calls == 0
+    assert second.usage.replayed_llm_calls == second.usage.llm_calls == 7
+    assert second.sql == first.sql and second.accepted
+    calls = [e for e in second.trace if e.kind == "llm_call"]
+    assert all(e.data["replayed"] for e in calls)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from acts_sql.errors import ConfigError, LLMSpecError
+from acts_sql.llm.local import LocalBackend
 from acts_sql.llm.openai_backend import OpenAIBackend
 from acts_sql.llm.scripted import ScriptedBackend
 from acts_sql.llm.spec import parse_llm_spec
@@ -70,14 +71,62 @@ def test_scripted_without_path() -> None:
         parse_llm_spec("scripted:")
 
 
+@pytest.fixture
+def with_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend llama-cpp-python is installed (building a backend does not import it)."""
+    monkeypatch.setattr("acts_sql.llm.local.llama_cpp_available", lambda: True)
+
+
+@pytest.fixture
+def without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("acts_sql.llm.local.llama_cpp_available", lambda: False)
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        ("local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-0.5b"),
+        ("local:Qwen2.5-Coder-1.5B", "local:qwen2.5-coder-1.5b"),
+        ("local:", "local:qwen2.5-coder-0.5b"),
+    ],
+)
+@pytest.mark.usefixtures("with_llama_cpp")
+def test_local_names_build_the_local_backend(spec: str, name: str) -> None:
+    backend = parse_llm_spec(spec, n_ctx=4096, n_threads=1, base_url="http://x/v1")
+    assert isinstance(backend, LocalBackend)
+    assert backend.name == name
+    assert (backend.n_ctx, backend.n_threads) == (4096, 1)
+
+
+@pytest.mark.usefixtures("with_llama_cpp")
+def test_local_gguf_path(tmp_path: Path) -> None:
+    model = tmp_path / "my model.gguf"
+    model.write_bytes(b"GGUF")
+    backend = parse_llm_spec(f"local:{model}")
+    assert isinstance(backend, LocalBackend)
+    assert backend.name == f"local:{model}"
+    with pytest.raises(LLMSpecError, match="no such model file"):
+        parse_llm_spec(f"local:{tmp_path / 'missing.gguf'}")
+
+
+@pytest.mark.usefixtures("with_llama_cpp")
+def test_local_unknown_name_lists_the_models() -> None:
+    with pytest.raises(LLMSpecError) as caught:
+        parse_llm_spec("local:llama-70b")
+    message = str(caught.value)
+    assert "unknown local model 'llama-70b'" in message
+    assert "qwen2.5-coder-0.5b" in message and "qwen2.5-coder-1.5b" in message
+
+
 @pytest.mark.parametrize("spec", ["local:qwen2.5-coder-0.5b", "local:/models/qwen.gguf"])
-def test_local_is_not_installed_in_this_build(spec: str) -> None:
+@pytest.mark.usefixtures("without_llama_cpp")
+def test_local_without_llama_cpp_says_how_to_install_it(spec: str) -> None:
     with pytest.raises(LLMSpecError) as caught:
         parse_llm_spec(spec)
     message = str(caught.value)
-    assert "local backend" in message
-    assert "not installed in this build" in message
-    assert "openai:" in message and "scripted:" in message
+    assert "local backend needs llama-cpp-python" in message
+    assert "pip install 'acts-sql[local]'" in message
+    assert "openai:MODEL" in message
 
 
 def test_no_spec_uses_openai_when_an_endpoint_is_configured(
@@ -98,11 +147,20 @@ def test_no_spec_with_only_a_key_uses_acts_sql_model(monkeypatch: pytest.MonkeyP
     assert backend.model == "gpt-4.1-mini"
 
 
-def test_no_spec_and_nothing_configured_explains_how() -> None:
+@pytest.mark.usefixtures("with_llama_cpp")
+def test_no_spec_and_no_endpoint_is_the_embedded_model() -> None:
+    backend = parse_llm_spec(None)
+    assert isinstance(backend, LocalBackend)
+    assert backend.name == "local:qwen2.5-coder-0.5b"
+
+
+@pytest.mark.usefixtures("without_llama_cpp")
+def test_no_spec_without_llama_cpp_explains_how() -> None:
     with pytest.raises(LLMSpecError) as caught:
         parse_llm_spec(None)
     message = str(caught.value)
     assert "no LLM configured" in message
+    assert "pip install 'acts-sql[local]'" in message
     assert "OPENAI_BASE_URL" in message
     assert "openai:MODEL" in message
     assert isinstance(caught.value, ConfigError)

@@ -13,15 +13,20 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from acts_sql.api import correct
+from acts_sql.cli.bench import register as register_bench
 from acts_sql.cli.demo import run_demo
 from acts_sql.cli.render import progress_printer, show_result
+from acts_sql.cli.serve import serve
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
+from acts_sql.llm.cache import CachedBackend
 from acts_sql.llm.spec import parse_llm_spec
 from acts_sql.protocol import PROTOCOL_MODELS
+from acts_sql.viewer import render_html
 
 app = typer.Typer(
     add_completion=False,
@@ -29,11 +34,15 @@ app = typer.Typer(
     help="acts-sql corrects SQL: plan-guided, tree-structured, execution-grounded.",
     pretty_exceptions_enable=False,
 )
+register_bench(app)
+app.command(name="serve")(serve)
 EXIT_ACCEPTED, EXIT_NOT_ACCEPTED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -66,7 +75,17 @@ def fix(
     ] = None,
     llm: Annotated[
         str | None,
-        typer.Option(help="LLM SPEC: openai:MODEL, scripted:PATH (default: from environment)"),
+        typer.Option(
+            help="LLM SPEC: openai:MODEL, local:NAME, local:PATH.gguf, scripted:PATH "
+            "(default: an endpoint from OPENAI_BASE_URL/OPENAI_API_KEY, else the embedded "
+            "local model)"
+        ),
+    ] = None,
+    llm_cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="record/replay cache directory: identical LLM requests are answered from disk"
+        ),
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
@@ -87,6 +106,23 @@ def fix(
     max_nodes: Annotated[int, typer.Option(help="budget: nodes executed")] = 30,
     max_depth: Annotated[int, typer.Option(help="budget: tree depth")] = 8,
     max_seconds: Annotated[float, typer.Option(help="budget: wall time in seconds")] = 600.0,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),
+    ] = None,
+    max_rows: Annotated[
+        int | None, typer.Option(help="rows kept per statement (default 10,000)")
+    ] = None,
+    allow_writes: Annotated[
+        bool,
+        typer.Option(
+            "--allow-writes",
+            help="let statements write, on a throw-away copy of the database (never the original)",
+        ),
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="write the debugging tree as a self-contained HTML page")
+    ] = None,
 ) -> None:
     """Correct SQL so it does what the question or issue asks."""
     console = Console(stderr=as_json)
@@ -95,6 +131,8 @@ def fix(
             k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v
         }
         backend = parse_llm_spec(llm, **overrides)
+        if llm_cache is not None:
+            backend = CachedBackend(backend, llm_cache)
         result = correct(
             db,
             question,
@@ -108,14 +146,19 @@ def fix(
             max_seconds=max_seconds,
             execution_tools=not no_execution_tools,
             ambiguity_detection=not no_ambiguity,
+            timeout=timeout,
+            max_rows=max_rows,
+            allow_writes=allow_writes,
             on_event=None if as_json else progress_printer(console),
         )
     except ActsSqlError as exc:
         raise fail(str(exc)) from None
     try:
         emit_result(result, as_json=as_json, trace=trace, console=console)
+        if html is not None:
+            html.write_text(render_html(result), encoding="utf-8")
     except OSError as exc:
-        raise fail(f"cannot write the trace: {exc}") from None
+        raise fail(f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}") from None
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_NOT_ACCEPTED)
 
 
@@ -125,10 +168,30 @@ def demo(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the results as JSON lines")
     ] = False,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            help="LLM SPEC (default: the embedded local model); `scripted` replays recorded "
+            "agent replies without a model"
+        ),
+    ] = None,
+    max_llm_calls: Annotated[
+        int | None, typer.Option(help="budget per task: LLM calls (default 12; scripted 40)")
+    ] = None,
+    max_seconds: Annotated[
+        float | None,
+        typer.Option(help="budget per task: wall time in seconds (default 300; scripted 600)"),
+    ] = None,
 ) -> None:
     """Correct the paper's example tasks on the bundled SQLite database."""
     try:
-        code = run_demo(task_id=task, as_json=as_json)
+        code = run_demo(
+            task_id=task,
+            as_json=as_json,
+            llm=llm,
+            max_llm_calls=max_llm_calls,
+            max_seconds=max_seconds,
+        )
     except ActsSqlError as exc:
         raise fail(str(exc)) from None
     raise typer.Exit(code)

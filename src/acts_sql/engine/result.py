@@ -16,6 +16,7 @@ class UsageSummary(BaseModel):
     prompt_tokens: int = 0
     cached_prompt_tokens: int = 0
     completion_tokens: int = 0
+    replayed_llm_calls: int = Field(0, description="calls answered by the record/replay cache")
     llm_seconds: float = 0.0
     seconds: float = Field(0.0, description="wall time of the whole correction")
     statements: int = 0
@@ -28,6 +29,7 @@ class UsageSummary(BaseModel):
             by_purpose[call.purpose] = by_purpose.get(call.purpose, 0) + 1
         return cls(
             llm_calls=len(calls),
+            replayed_llm_calls=sum(1 for c in calls if c.replayed),
             prompt_tokens=sum(c.prompt_tokens for c in calls),
             cached_prompt_tokens=sum(c.cached_prompt_tokens for c in calls),
             completion_tokens=sum(c.completion_tokens for c in calls),

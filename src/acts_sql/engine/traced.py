@@ -79,6 +79,7 @@ class TracedLLM:
             cached_prompt_tokens=usage.cached_prompt_tokens,
             completion_tokens=usage.completion_tokens,
             seconds=round(usage.seconds, 4),
+            replayed=usage.replayed,
             response=response.text,
         )
         return response

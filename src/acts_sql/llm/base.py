@@ -30,6 +30,8 @@ class Usage(BaseModel):
     cached_prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    replayed: bool = False
+    """True when the reply came from a record/replay cache, not the model."""
 
 
 class LLMResponse(BaseModel):

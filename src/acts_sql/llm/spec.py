@@ -6,10 +6,16 @@ Forms:
   ``OPENAI_API_KEY``, or the ``base_url`` / ``api_key`` overrides);
   ``openai:`` alone takes the model from ``ACTS_SQL_MODEL``.
 - ``scripted:PATH``: canned responses from a JSON file (tests, demos).
-- ``local:NAME`` or ``local:PATH.gguf``: the embedded local model, which is
-  not part of this build yet (a clear error says so).
+- ``local:NAME`` or ``local:PATH.gguf``: a GGUF model in process with
+  llama-cpp-python (``acts_sql.llm.local``); ``local:`` alone is the default
+  embedded model, qwen2.5-coder-0.5b. Without llama-cpp-python: an error that
+  says ``pip install 'acts-sql[local]'``.
 - no SPEC: ``openai:`` if ``OPENAI_BASE_URL`` or ``OPENAI_API_KEY`` is set,
-  otherwise an error explaining how to configure one.
+  otherwise the embedded local model (or, when llama-cpp-python is not
+  installed, an error explaining both ways to configure an LLM).
+
+Building a backend is cheap: the local model is assembled and loaded on its
+first call (or by ``LocalBackend.load``).
 
 Overrides that do not apply to the chosen backend are ignored (a CLI may pass
 all its flags every time), and ``None`` values mean "not given"; an override
@@ -22,7 +28,9 @@ import os
 from typing import Any
 
 from acts_sql.errors import LLMSpecError
+from acts_sql.llm import local
 from acts_sql.llm.base import LLMBackend
+from acts_sql.llm.models import DEFAULT_LOCAL_MODEL
 from acts_sql.llm.openai_backend import OpenAIBackend
 from acts_sql.llm.scripted import ScriptedBackend
 
@@ -32,7 +40,10 @@ DEFAULT_MODEL = "gpt-4o-mini"
 SPEC_FORMS = "openai:MODEL, scripted:PATH, local:NAME or local:PATH.gguf"
 _OPENAI_OPTIONS = frozenset({"base_url", "api_key", "timeout", "max_retries", "backoff_s"})
 _SCRIPTED_OPTIONS = frozenset({"delay_s"})
-_KNOWN_OPTIONS = _OPENAI_OPTIONS | _SCRIPTED_OPTIONS
+_LOCAL_OPTIONS = frozenset(
+    {"n_ctx", "n_threads", "seed", "max_tokens", "cache_dir", "installer", "progress"}
+)
+_KNOWN_OPTIONS = _OPENAI_OPTIONS | _SCRIPTED_OPTIONS | _LOCAL_OPTIONS
 
 
 def parse_llm_spec(spec: str | None, **overrides: Any) -> LLMBackend:
@@ -59,12 +70,7 @@ def parse_llm_spec(spec: str | None, **overrides: Any) -> LLMBackend:
         if not rest:
             raise LLMSpecError("LLM spec 'scripted:' needs a file: scripted:PATH", spec=text)
         return ScriptedBackend.from_file(rest, **_pick(given, _SCRIPTED_OPTIONS))
-    raise LLMSpecError(
-        f"LLM spec {text!r}: the local backend (llama-cpp-python with a GGUF model) is not "
-        "installed in this build; use openai:MODEL with an OpenAI-compatible endpoint, "
-        "or scripted:PATH",
-        spec=text,
-    )
+    return _local(rest or DEFAULT_LOCAL_MODEL, given)
 
 
 def _default(given: dict[str, Any]) -> LLMBackend:
@@ -75,11 +81,17 @@ def _default(given: dict[str, Any]) -> LLMBackend:
     )
     if configured:
         return _openai(_env_model(), given)
-    raise LLMSpecError(
-        "no LLM configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server needs one) "
-        f"and optionally ACTS_SQL_MODEL, or pass an LLM spec ({SPEC_FORMS}); "
-        "the embedded local model is not installed in this build"
-    )
+    if not local.llama_cpp_available():
+        raise LLMSpecError(
+            "no LLM configured: the embedded local model needs llama-cpp-python "
+            f"({local.INSTALL_HINT}); or set OPENAI_BASE_URL (and OPENAI_API_KEY if the server "
+            f"needs one) and optionally ACTS_SQL_MODEL, or pass an LLM spec ({SPEC_FORMS})"
+        )
+    return _local(DEFAULT_LOCAL_MODEL, given)
+
+
+def _local(model: str, given: dict[str, Any]) -> local.LocalBackend:
+    return local.LocalBackend(model, **_pick(given, _LOCAL_OPTIONS))
 
 
 def _openai(model: str, given: dict[str, Any]) -> OpenAIBackend:

@@ -1,0 +1,238 @@
+"""Measures the embedded local model (llama.cpp in process) on this machine.
+
+1. Load: assembling the GGUF from its part packages (first run only) and
+   loading it.
+2. Prompt processing, synthetic: a prompt whose first PREFIX tokens (the real
+   system message, then schema DDL) are shared and whose last TAIL tokens
+   differ. Cold: the KV cache is emptied first. Cached: the same prefix was
+   the previous call's. Rates are prompt tokens per second of prompt
+   evaluation (llama.cpp's own counters); the speed-up compares the cached
+   call with a cold call of the same length.
+3. The engine's real prompts: the calls of the Section 5.4 demo correction
+   (captured by replaying its script), run in order after an empty cache,
+   each with one generated token: how many prompt tokens each reuses.
+4. Generation: tokens per second written, free text and JSON constrained by
+   a schema (grammar).
+5. With --demo: ``acts-sql demo``'s corrections with the model (the demo's
+   budget), wall time and LLM calls per task.
+
+The machine has 2 cores and is shared: the load average is printed first;
+numbers taken while other jobs run are slower (llama.cpp's threads wait for
+each other when a core is taken).
+
+    .venv/bin/python scripts/bench_local_llm.py [--model qwen2.5-coder-0.5b]
+        [--repeat 3] [--prefix-tokens 1500] [--tail-tokens 200] [--demo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from typing import Any
+
+from acts_sql import correct
+from acts_sql.cli.demo import LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS, script_path
+from acts_sql.demo import demo_db_path, load_tasks
+from acts_sql.llm.base import LLMRequest, LLMResponse, Message
+from acts_sql.llm.local import CallStats, LocalBackend
+from acts_sql.llm.models import ProgressEvent
+from acts_sql.llm.scripted import ScriptedBackend
+from acts_sql.tools.context import system_message
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"sql": {"type": "string"}, "rationale": {"type": "string"}},
+    "required": ["sql", "rationale"],
+}
+
+
+class Recorder:
+    """Keeps the requests an engine run makes (answered by a scripted backend)."""
+
+    def __init__(self, inner: ScriptedBackend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.requests: list[LLMRequest] = []
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        self.requests.append(request)
+        return self.inner.complete(request)
+
+
+def count_tokens(backend: LocalBackend, messages: list[Message]) -> int:
+    backend.complete(LLMRequest(purpose="count", messages=messages, max_tokens=1))
+    assert backend.last_call is not None
+    return backend.last_call.prompt_tokens
+
+
+def synthetic_messages(prefix_lines: int, tail: str) -> list[Message]:
+    ddl = "\n".join(
+        f"CREATE TABLE sales_{i} (id INTEGER PRIMARY KEY, store_id INTEGER, product_id INTEGER, "
+        f"quantity INTEGER, unit_price REAL, sold_at TEXT);"
+        for i in range(prefix_lines)
+    )
+    return [system_message(), Message(role="user", content=f"Schema:\n{ddl}\n\n{tail}")]
+
+
+def tail_text(words: int, seed: int) -> str:
+    topics = ["monthly sales", "top stores", "returns", "price changes", "late orders"]
+    body = " ".join(f"{topics[(seed + i) % len(topics)]} {i}" for i in range(words // 3))
+    return f"Step {seed}: consider {body}. Reply with JSON."
+
+
+def call(backend: LocalBackend, messages: list[Message], **fields: Any) -> CallStats:
+    backend.complete(LLMRequest(purpose="bench", messages=messages, **fields))
+    assert backend.last_call is not None
+    return backend.last_call
+
+
+def bench_prompt(backend: LocalBackend, prefix_tokens: int, tail_tokens: int, repeat: int) -> None:
+    lines = 1
+    while count_tokens(backend, synthetic_messages(lines, "")) < prefix_tokens:
+        lines += 4
+    prefix = count_tokens(backend, synthetic_messages(lines, ""))
+    cold_rates, warm_rates, speedups, cached, warm_lengths = [], [], [], [], []
+    threads: list[int] = []
+    for run in range(repeat):
+        backend.reset_prompt_cache()
+        cold = call(
+            backend, synthetic_messages(lines, tail_text(tail_tokens, 2 * run)), max_tokens=1
+        )
+        warm = call(
+            backend, synthetic_messages(lines, tail_text(tail_tokens, 2 * run + 1)), max_tokens=1
+        )
+        cold_rate = cold.evaluated_prompt_tokens / cold.prompt_seconds
+        cold_rates.append(cold_rate)
+        warm_rates.append(warm.prompt_tokens / warm.prompt_seconds)
+        speedups.append((warm.prompt_tokens / cold_rate) / warm.prompt_seconds)
+        cached.append(warm.cached_prompt_tokens)
+        warm_lengths.append(warm.prompt_tokens)
+        threads += [cold.threads, warm.threads]
+    print(f"\n## prompt processing: {prefix}-token shared prefix, ~{tail_tokens}-token tails")
+    print(f"cold:   {statistics.median(cold_rates):7.1f} prompt tokens/s")
+    print(
+        f"cached: {statistics.median(warm_rates):7.1f} prompt tokens/s effective "
+        f"({statistics.median(cached):.0f} of {statistics.median(warm_lengths):.0f} tokens "
+        "reused)"
+    )
+    print(f"speed-up of the cached call over a cold one: {statistics.median(speedups):.1f}x")
+    print(f"threads used: {sorted(set(threads))}")
+
+
+def bench_engine_prompts(backend: LocalBackend) -> None:
+    task = next(t for t in load_tasks() if t.id == "case_5_4")
+    recorder = Recorder(ScriptedBackend.from_file(script_path(task.id)))
+    correct(f"sqlite:///{demo_db_path()}", task.question, task.sql, llm=recorder)
+    backend.reset_prompt_cache()
+    print(f"\n## the engine's prompts, Section 5.4 correction ({len(recorder.requests)} calls)")
+    print(f"{'purpose':20} {'prompt':>6} {'cached':>6} {'evaluated':>9} {'prompt s':>8}")
+    total_prompt = total_evaluated = 0
+    seconds = 0.0
+    for request in recorder.requests:
+        stats = call(backend, request.messages, max_tokens=1)
+        total_prompt += stats.prompt_tokens
+        total_evaluated += stats.evaluated_prompt_tokens
+        seconds += stats.prompt_seconds
+        print(
+            f"{request.purpose:20} {stats.prompt_tokens:>6} {stats.cached_prompt_tokens:>6} "
+            f"{stats.evaluated_prompt_tokens:>9} {stats.prompt_seconds:>8.2f}"
+        )
+    print(
+        f"total: {total_prompt} prompt tokens, {total_evaluated} evaluated "
+        f"({100 * (1 - total_evaluated / total_prompt):.0f}% reused), {seconds:.1f} s"
+    )
+
+
+def bench_generation(backend: LocalBackend, tokens: int, repeat: int) -> None:
+    free = [
+        Message(
+            role="user",
+            content="Write a long SQL tutorial for beginners with many example queries.",
+        )
+    ]
+    constrained = [
+        Message(
+            role="user",
+            content="Explain in detail, with a long rationale, how to find the top 3 products "
+            "by monthly sales in SQLite. Reply as JSON with keys sql and rationale.",
+        )
+    ]
+    print(f"\n## generation (up to {tokens} tokens)")
+    for label, messages, schema in (
+        ("free text", free, None),
+        ("JSON schema", constrained, ANSWER_SCHEMA),
+    ):
+        rates, written, threads = [], [], set()
+        for _ in range(repeat):
+            backend.reset_prompt_cache()
+            stats = call(backend, messages, max_tokens=tokens, json_schema=schema)
+            rates.append(stats.completion_tokens / stats.generation_seconds)
+            written.append(stats.completion_tokens)
+            threads.add(stats.threads)
+        print(
+            f"{label:12} {statistics.median(rates):6.1f} tokens/s "
+            f"({statistics.median(written):.0f} tokens written, threads {sorted(threads)})"
+        )
+
+
+def bench_demo(backend: LocalBackend, max_llm_calls: int, max_seconds: float) -> None:
+    print(f"\n## acts-sql demo with {backend.name} ({max_llm_calls} calls, {max_seconds:g} s max)")
+    print(
+        f"{'task':10} {'accepted':>8} {'calls':>5} {'prompt':>7} {'cached':>7} "
+        f"{'written':>7} {'wall s':>7}"
+    )
+    for task in load_tasks():
+        started = time.perf_counter()
+        result = correct(
+            f"sqlite:///{demo_db_path()}",
+            task.question,
+            task.sql,
+            llm=backend,
+            max_llm_calls=max_llm_calls,
+            max_seconds=max_seconds,
+        )
+        usage = result.usage
+        print(
+            f"{task.id:10} {result.accepted!s:>8} {usage.llm_calls:>5} {usage.prompt_tokens:>7} "
+            f"{usage.cached_prompt_tokens:>7} {usage.completion_tokens:>7} "
+            f"{time.perf_counter() - started:>7.1f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--prefix-tokens", type=int, default=1500)
+    parser.add_argument("--tail-tokens", type=int, default=200)
+    parser.add_argument("--gen-tokens", type=int, default=128)
+    parser.add_argument("--demo", action="store_true", help="also time the demo's corrections")
+    parser.add_argument("--max-llm-calls", type=int, default=LIVE_MAX_LLM_CALLS)
+    parser.add_argument("--max-seconds", type=float, default=LIVE_MAX_SECONDS)
+    args = parser.parse_args()
+
+    load = os.getloadavg()
+    print(f"# local model benchmark: {args.model}, {os.cpu_count()} CPU(s)")
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+    def progress(event: ProgressEvent) -> None:
+        if event.stage != "assemble":
+            print(f"  {event.message}")
+
+    started = time.perf_counter()
+    backend = LocalBackend(args.model)
+    backend.load(progress=progress)
+    print(f"model ready in {time.perf_counter() - started:.1f} s: {backend.describe()}")
+    bench_prompt(backend, args.prefix_tokens, args.tail_tokens, args.repeat)
+    bench_engine_prompts(backend)
+    bench_generation(backend, args.gen_tokens, args.repeat)
+    if args.demo:
+        bench_demo(backend, args.max_llm_calls, args.max_seconds)
+    load = os.getloadavg()
+    print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""`acts-sql bench bird-critic`: a correction method over benchmark tasks, scored as it goes.
+
+Per task: prepare the database the evaluator would build (`prepare`), open an
+executor on a throw-away copy of it, run the method (`acts_sql.api.correct`),
+drop the copy and the database, score the prediction with the evaluator,
+and append the prediction (official format) and a record (verdict, LLM calls,
+tokens, seconds, trace file) to the output directory. A run is resumable:
+tasks that already have a record with a prediction are not run again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from acts_sql.api import correct
+from acts_sql.bench.errors import BenchDataError, DatabaseSetupError
+from acts_sql.bench.evaluability import check_task
+from acts_sql.bench.evaluate import load_items
+from acts_sql.bench.loader import read_jsonl
+from acts_sql.bench.models import ScoredTask, Status, Task, TaskKey, TaskResult
+from acts_sql.bench.prepare import prepare_database
+from acts_sql.bench.report import BenchReport, build_bench_report, write_report, write_results
+from acts_sql.bench.scorer import EvalOptions, Evaluator
+from acts_sql.bench.selection import TaskFilter
+from acts_sql.db.connect import open_database
+from acts_sql.db.executor import Executor
+from acts_sql.engine.options import Method
+from acts_sql.engine.result import CorrectionResult
+from acts_sql.errors import ActsSqlError
+from acts_sql.llm.base import LLMBackend
+from acts_sql.llm.spec import parse_llm_spec
+
+RECORDS = "records.jsonl"
+PREDICTIONS = "preds.jsonl"
+TRACES = "traces"
+
+
+class MethodSpec(BaseModel):
+    """The method under test, its switches (ablations) and budgets."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: Method = Method.ACTS
+    llm: str | None = None
+    execution_tools: bool = True
+    ambiguity_detection: bool = True
+    max_llm_calls: int = 40
+    max_nodes: int = 30
+    max_depth: int = 8
+    max_seconds: float = 600.0
+
+    @property
+    def label(self) -> str:
+        """The name in reports: the method, plus its ablations (``acts-no-exec``)."""
+        name = self.method.value
+        if not self.execution_tools:
+            name += "-no-exec"
+        if not self.ambiguity_detection:
+            name += "-no-ambiguity"
+        return name
+
+
+class BenchRecord(BaseModel):
+    """One line of ``records.jsonl``: a task's prediction, verdict and cost."""
+
+    instance_id: int | str
+    set: str
+    dialect: str
+    category: str
+    method: str
+    llm: str = ""
+    pred_sqls: list[str] = Field(default_factory=list)
+    ran: bool = False
+    """Whether the method ran (False: not evaluable here, or the harness failed first)."""
+    accepted: bool = False
+    stop_reason: str = ""
+    status: Status
+    reason: str = ""
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    eval_seconds: float = 0.0
+    trace_file: str | None = None
+
+    @property
+    def key(self) -> TaskKey:
+        return (self.set, str(self.instance_id))
+
+    def result(self) -> TaskResult:
+        return TaskResult(
+            instance_id=self.instance_id,
+            set=self.set,
+            dialect=self.dialect,
+            category=self.category,
+            status=self.status,
+            reason=self.reason,
+            seconds=self.eval_seconds,
+        )
+
+
+class BenchRequest(BaseModel):
+    """Everything one benchmark run needs."""
+
+    tasks: Path
+    gt: Path | None = None
+    out: Path
+    method: MethodSpec = Field(default_factory=MethodSpec)
+    filter: TaskFilter = Field(default_factory=TaskFilter)
+    options: EvalOptions = Field(default_factory=EvalOptions)
+    evaluable_only: bool = True
+    """Run the method only on tasks that can be scored here (others are recorded as such)."""
+
+
+RecordListener = Callable[[BenchRecord], None]
+
+
+class BenchRun:
+    """One run: the tasks, the backend, the evaluator and the output files."""
+
+    def __init__(self, request: BenchRequest, backend: LLMBackend | None = None) -> None:
+        self.request = request
+        self.spec = request.method
+        self.backend = backend or parse_llm_spec(self.spec.llm)
+        self.items = load_items(request.tasks, request.gt, request.filter)
+        self.out = request.out
+        self._lock = threading.Lock()
+        self.multi_set = len({i.task.set for i in self.items}) > 1
+
+    # -- files -----------------------------------------------------------------------------
+
+    def previous_records(self) -> dict[TaskKey, BenchRecord]:
+        """Records of an earlier run into the same directory (the method must match)."""
+        path = self.out / RECORDS
+        if not path.exists():
+            return {}
+        records: dict[TaskKey, BenchRecord] = {}
+        for _, data in read_jsonl(path):
+            record = BenchRecord.model_validate(data)
+            if record.method != self.spec.label:
+                raise BenchDataError(
+                    f"{path} holds a run of method {record.method!r}, not {self.spec.label!r}: "
+                    "use another --out directory"
+                )
+            if record.ran:
+                records[record.key] = record
+        return records
+
+    def _append(self, record: BenchRecord) -> None:
+        with self._lock:
+            with (self.out / RECORDS).open("a", encoding="utf-8") as handle:
+                handle.write(record.model_dump_json() + "\n")
+            if record.ran:
+                with (self.out / PREDICTIONS).open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(self._official(record), ensure_ascii=False) + "\n")
+
+    def _official(self, record: BenchRecord) -> dict[str, Any]:
+        line: dict[str, Any] = {"instance_id": record.instance_id, "pred_sqls": record.pred_sqls}
+        if self.multi_set:
+            line["set"] = record.set
+        return line
+
+    def _write_trace(self, item: ScoredTask, payload: dict[str, Any]) -> str:
+        folder = self.out / TRACES / item.task.set
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{item.task.instance_id}.json"
+        path.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        return str(path.relative_to(self.out))
+
+    # -- one task --------------------------------------------------------------------------
+
+    def _record(self, item: ScoredTask, status: Status, reason: str, **extra: Any) -> BenchRecord:
+        task = item.task
+        return BenchRecord(
+            instance_id=task.instance_id,
+            set=task.set,
+            dialect=task.dialect,
+            category=task.category,
+            method=self.spec.label,
+            llm=self.backend.name,
+            status=status,
+            reason=reason,
+            **extra,
+        )
+
+    def run_task(self, item: ScoredTask, evaluator: Evaluator) -> BenchRecord:
+        """Run the method on one task and score its prediction."""
+        task = item.task
+        if self.request.evaluable_only:
+            if self.request.gt is not None and item.solution is None:
+                return self._record(item, Status.NOT_EVALUABLE, "no solution for this task")
+            verdict = check_task(item)
+            if not verdict.evaluable:
+                return self._record(item, Status.NOT_EVALUABLE, verdict.reason)
+        factory = evaluator.factory(task.dialect)
+        if factory is None:
+            return self._record(item, Status.NOT_EVALUABLE, f"no {task.dialect} server here")
+        try:
+            prepared = prepare_database(factory, task)
+        except DatabaseSetupError as exc:
+            return self._record(item, Status.ERROR, f"bench: {exc}")
+        try:
+            executor = open_database(prepared.url, allow_writes=True)
+        except ActsSqlError as exc:
+            prepared.drop()
+            return self._record(item, Status.ERROR, f"bench: cannot open the database: {exc}")
+        try:
+            result = self._correct(executor, task)
+        except Exception as exc:  # a crash of the method must not end the whole run
+            return self._record(item, Status.ERROR, f"bench: the method failed: {exc}")
+        finally:
+            executor.close()
+            prepared.drop()
+        return self._finish(item, result, evaluator)
+
+    def _correct(self, executor: Executor, task: Task) -> CorrectionResult:
+        return correct(
+            executor,
+            task.query,
+            ";\n".join(task.issue_sql),
+            llm=self.backend,
+            method=self.spec.method,
+            max_llm_calls=self.spec.max_llm_calls,
+            max_nodes=self.spec.max_nodes,
+            max_depth=self.spec.max_depth,
+            max_seconds=self.spec.max_seconds,
+            execution_tools=self.spec.execution_tools,
+            ambiguity_detection=self.spec.ambiguity_detection,
+        )
+
+    def _finish(
+        self, item: ScoredTask, result: CorrectionResult, evaluator: Evaluator
+    ) -> BenchRecord:
+        """Score the method's SQL and make the task's record (writes its trace)."""
+        prediction = list(result.statements) or ([result.sql] if result.sql.strip() else [])
+        scored = evaluator.score(item, prediction)
+        trace_file = self._write_trace(item, result.model_dump(mode="json"))
+        usage = result.usage
+        return self._record(
+            item,
+            scored.status,
+            scored.reason,
+            pred_sqls=prediction,
+            ran=True,
+            accepted=result.accepted,
+            stop_reason=result.reason,
+            llm_calls=usage.llm_calls,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            seconds=usage.seconds,
+            eval_seconds=scored.seconds,
+            trace_file=trace_file,
+        )
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        on_record: RecordListener | None = None,
+        on_start: Callable[[int], None] | None = None,
+    ) -> BenchReport:
+        """Run every pending task, then write results.jsonl and the reports."""
+        if on_start is not None:
+            on_start(len(self.items))
+        self.out.mkdir(parents=True, exist_ok=True)
+        done = self.previous_records()
+        pending = [item for item in self.items if item.key not in done]
+        records: dict[TaskKey, BenchRecord] = dict(done)
+        started = time.perf_counter()
+        with Evaluator(self.request.options) as evaluator:
+
+            def one(item: ScoredTask) -> BenchRecord:
+                record = self.run_task(item, evaluator)
+                if record.ran:
+                    self._append(record)
+                if on_record is not None:
+                    on_record(record)
+                return record
+
+            for item in [i for i in self.items if i.key in done]:
+                if on_record is not None:
+                    on_record(done[item.key])
+            workers = self.request.options.workers
+            if workers == 1:
+                new = [one(item) for item in pending]
+            else:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    new = list(pool.map(one, pending))
+            engines = evaluator.engines(
+                {r.dialect for r in new if r.ran} | {r.dialect for r in done.values()}
+            )
+        records.update({r.key: r for r in new})
+        ordered = [records[item.key] for item in self.items if item.key in records]
+        self._rewrite(ordered)
+        report = build_bench_report(
+            ordered,
+            method=self.spec.label,
+            llm=self.backend.name,
+            engines=engines,
+            inputs={"tasks": str(self.request.tasks), "gt": str(self.request.gt)},
+            seconds=time.perf_counter() - started,
+        )
+        write_results(self.out / "results.jsonl", [r.result() for r in ordered])
+        write_report(self.out, report)
+        return report
+
+    def _rewrite(self, ordered: list[BenchRecord]) -> None:
+        """records.jsonl and preds.jsonl in task order, one line per task."""
+        with (self.out / RECORDS).open("w", encoding="utf-8") as handle:
+            for record in ordered:
+                if record.ran:
+                    handle.write(record.model_dump_json() + "\n")
+        with (self.out / PREDICTIONS).open("w", encoding="utf-8") as handle:
+            for record in ordered:
+                if record.ran:
+                    handle.write(json.dumps(self._official(record), ensure_ascii=False) + "\n")
+
+
+def run_bench(
+    request: BenchRequest,
+    *,
+    backend: LLMBackend | None = None,
+    on_record: RecordListener | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> BenchReport:
+    """Run a method over the selected tasks; see the module doc."""
+    return BenchRun(request, backend).run(on_record, on_start)

@@ -1,0 +1,315 @@
+"""`acts-sql eval bird-critic` and `acts-sql bench bird-critic`.
+
+`eval` scores existing predictions (any system's, official format) or, with
+``--mode gold|issue``, the solutions or the issue SQL. `bench` runs a method
+with an LLM over the tasks, writes predictions and scores them with the same
+evaluator. Both write ``results.jsonl``, ``report.json`` and ``report.md``.
+Exit codes: 0 done; 2 bad input or configuration (one-line reason).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from acts_sql.bench.compare import compare, load_run, write_comparison
+from acts_sql.bench.evaluate import EvalRequest, evaluate
+from acts_sql.bench.models import EvalMode, Status, TaskResult
+from acts_sql.bench.report import EvalReport, Tally
+from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
+from acts_sql.bench.scorer import EvalOptions, ResultListener
+from acts_sql.bench.selection import TaskFilter
+from acts_sql.bench.servers import ServerURLs
+from acts_sql.engine.options import Method
+from acts_sql.errors import ActsSqlError
+from acts_sql.llm.spec import parse_llm_spec
+
+EXIT_BAD_INPUT = 2
+
+eval_app = typer.Typer(
+    no_args_is_help=True, help="Score SQL predictions on a benchmark, as its official evaluator."
+)
+bench_app = typer.Typer(
+    no_args_is_help=True, help="Run a correction method over a benchmark and score it."
+)
+
+TasksOpt = Annotated[Path, typer.Option(help="task file (tasks/<set>.jsonl) or directory")]
+GtOpt = Annotated[
+    Path | None, typer.Option(help="solutions: <set>_solutions.jsonl or the dev/ directory")
+]
+OutOpt = Annotated[Path, typer.Option(help="output directory")]
+WorkersOpt = Annotated[int, typer.Option(min=1, max=64, help="tasks scored in parallel")]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", help="only these sets (repeatable)")]
+DialectOpt = Annotated[
+    list[str] | None, typer.Option("--dialect", help="only these dialects (repeatable)")
+]
+CategoryOpt = Annotated[
+    list[str] | None, typer.Option("--category", help="only these categories (repeatable)")
+]
+IdsOpt = Annotated[
+    str | None, typer.Option(help="comma-separated ids: PostgreSQL_5 or pg530/PostgreSQL_5")
+]
+LimitOpt = Annotated[int | None, typer.Option(min=0, help="at most N tasks")]
+PgOpt = Annotated[
+    str | None,
+    typer.Option(help="PostgreSQL server URL (default: $ACTS_SQL_BENCH_PG_URL)"),
+]
+MyOpt = Annotated[
+    str | None,
+    typer.Option(help="MySQL/MariaDB server URL (default: $ACTS_SQL_BENCH_MYSQL_URL)"),
+]
+
+
+def fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def make_filter(
+    sets: list[str] | None,
+    dialects: list[str] | None,
+    categories: list[str] | None,
+    ids: str | None,
+    limit: int | None,
+    with_solution_only: bool,
+) -> TaskFilter:
+    return TaskFilter(
+        sets=sets or [],
+        dialects=dialects or [],
+        categories=categories or [],
+        ids=[i.strip() for i in (ids or "").split(",") if i.strip()],
+        limit=limit,
+        with_solution_only=with_solution_only,
+    )
+
+
+class ProgressHooks:
+    """The callbacks a run reports to: the number of tasks, then each verdict."""
+
+    def __init__(self, start: Callable[[int], None], result: ResultListener) -> None:
+        self.start = start
+        self.result = result
+
+
+@contextmanager
+def progress_bar(console: Console, label: str) -> Iterator[ProgressHooks]:
+    """A progress bar with the running accuracy; yields its callbacks."""
+    lock = threading.Lock()
+    done: list[TaskResult] = []
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[score]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        task_id = progress.add_task(label, total=None, score="")
+
+        def on_result(result: TaskResult) -> None:
+            with lock:
+                done.append(result)
+                tally = Tally.of(done)
+            accuracy = "–" if tally.accuracy is None else f"{tally.accuracy:.1f}%"
+            progress.update(
+                task_id,
+                advance=1,
+                score=f"passed {tally.passed}/{tally.evaluable} ({accuracy})",
+            )
+
+        def on_start(total: int) -> None:
+            progress.update(task_id, total=total)
+
+        yield ProgressHooks(on_start, on_result)
+
+
+def summary_line(report: EvalReport, out: Path) -> str:
+    t = report.overall
+    accuracy = "–" if t.accuracy is None else f"{t.accuracy:.2f} %"
+    line = (
+        f"accuracy {accuracy}: {t.passed}/{t.evaluable} evaluable tasks passed "
+        f"({t.not_evaluable} of {t.tasks} not evaluable here) -> {out}/report.md"
+    )
+    if report.unexpected:
+        what = "solutions not passing" if report.mode == EvalMode.GOLD else "issue SQL passing"
+        line += f"\n{what}: {', '.join(report.unexpected)}"
+    return line
+
+
+@eval_app.command("bird-critic")
+def eval_bird_critic(
+    tasks: TasksOpt,
+    out: OutOpt,
+    gt: GtOpt = None,
+    preds: Annotated[
+        Path | None, typer.Option(help="predictions JSONL: {instance_id, pred_sqls}")
+    ] = None,
+    mode: Annotated[
+        EvalMode, typer.Option(help="pred: predictions; gold: the solutions; issue: the issue SQL")
+    ] = EvalMode.PRED,
+    workers: WorkersOpt = 2,
+    sets: SetOpt = None,
+    dialects: DialectOpt = None,
+    categories: CategoryOpt = None,
+    ids: IdsOpt = None,
+    limit: LimitOpt = None,
+    evaluable_only: Annotated[
+        bool,
+        typer.Option(help="leave out tasks without a solution instead of listing them"),
+    ] = False,
+    pg_url: PgOpt = None,
+    mysql_url: MyOpt = None,
+    task_timeout: Annotated[float, typer.Option(help="seconds per task")] = 300.0,
+    test_timeout: Annotated[float, typer.Option(help="seconds per test case")] = 120.0,
+) -> None:
+    """Score predictions on BIRD-CRITIC exactly as the official evaluator does."""
+    console = Console(stderr=True)
+    try:
+        request = EvalRequest(
+            tasks=tasks,
+            gt=gt,
+            preds=preds,
+            out=out,
+            options=EvalOptions(
+                mode=mode,
+                workers=workers,
+                task_timeout_s=task_timeout,
+                test_timeout_s=test_timeout,
+                servers=ServerURLs.resolve(pg_url, mysql_url),
+            ),
+            filter=make_filter(sets, dialects, categories, ids, limit, evaluable_only),
+        )
+        with progress_bar(console, f"eval {mode.value}") as hooks:
+            report = evaluate(request, on_start=hooks.start, on_result=hooks.result)
+    except ActsSqlError as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
+    console.print(summary_line(report, out), highlight=False, soft_wrap=True)
+
+
+@bench_app.command("bird-critic")
+def bench_bird_critic(
+    tasks: TasksOpt,
+    out: OutOpt,
+    gt: GtOpt = None,
+    method: Annotated[
+        Method, typer.Option(help="acts | linear | critic | raw (the official baseline prompt)")
+    ] = Method.ACTS,
+    llm: Annotated[
+        str | None,
+        typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH"),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
+    api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
+    workers: WorkersOpt = 1,
+    sets: SetOpt = None,
+    dialects: DialectOpt = None,
+    categories: CategoryOpt = None,
+    ids: IdsOpt = None,
+    limit: LimitOpt = None,
+    all_tasks: Annotated[
+        bool,
+        typer.Option(
+            "--all-tasks", help="also run tasks that cannot be scored here (no solution/tables)"
+        ),
+    ] = False,
+    no_execution_tools: Annotated[
+        bool, typer.Option("--no-execution-tools", help="ablation: without execution tools")
+    ] = False,
+    no_ambiguity: Annotated[
+        bool, typer.Option("--no-ambiguity", help="ablation: without ambiguity detection")
+    ] = False,
+    max_llm_calls: Annotated[int, typer.Option(help="budget per task: LLM calls")] = 40,
+    max_nodes: Annotated[int, typer.Option(help="budget per task: nodes executed")] = 30,
+    max_depth: Annotated[int, typer.Option(help="budget per task: tree depth")] = 8,
+    max_seconds: Annotated[float, typer.Option(help="budget per task: seconds")] = 600.0,
+    pg_url: PgOpt = None,
+    mysql_url: MyOpt = None,
+) -> None:
+    """Run a correction method over BIRD-CRITIC tasks and score its predictions.
+
+    Writes preds.jsonl (official format), records.jsonl (per task: prediction,
+    verdict, LLM calls, tokens, seconds), traces/, results.jsonl, report.json
+    and report.md. Re-running into the same --out skips the tasks already done.
+    """
+    console = Console(stderr=True)
+    try:
+        overrides = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
+        backend = parse_llm_spec(llm, **overrides)
+        request = BenchRequest(
+            tasks=tasks,
+            gt=gt,
+            out=out,
+            method=MethodSpec(
+                method=method,
+                llm=llm,
+                execution_tools=not no_execution_tools,
+                ambiguity_detection=not no_ambiguity,
+                max_llm_calls=max_llm_calls,
+                max_nodes=max_nodes,
+                max_depth=max_depth,
+                max_seconds=max_seconds,
+            ),
+            filter=make_filter(sets, dialects, categories, ids, limit, False),
+            options=EvalOptions(workers=workers, servers=ServerURLs.resolve(pg_url, mysql_url)),
+            evaluable_only=not all_tasks,
+        )
+        label = f"bench {request.method.label}"
+        with progress_bar(console, label) as hooks:
+            report = run_bench(
+                request,
+                backend=backend,
+                on_start=hooks.start,
+                on_record=lambda r: hooks.result(r.result()),
+            )
+    except ActsSqlError as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
+    console.print(summary_line(report, out), highlight=False, soft_wrap=True)
+
+
+@bench_app.command("compare")
+def bench_compare(
+    runs: Annotated[list[Path], typer.Argument(help="output directories of `bench bird-critic`")],
+    out: OutOpt,
+    baseline: Annotated[
+        str, typer.Option(help="method that correct→broken is counted against")
+    ] = "raw",
+) -> None:
+    """Put several runs side by side (paper-shaped tables) in OUT/comparison.md and .json."""
+    console = Console(stderr=True)
+    try:
+        comparison = compare([load_run(path) for path in runs], baseline=baseline)
+        write_comparison(out, comparison)
+    except ActsSqlError as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
+    console.print(f"{len(runs)} runs, {comparison.tasks} common tasks -> {out}/comparison.md")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `eval` and `bench` to the main command."""
+    app.add_typer(eval_app, name="eval")
+    app.add_typer(bench_app, name="bench")
+
+
+__all__ = ["Status", "bench_app", "eval_app", "register"]

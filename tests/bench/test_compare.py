@@ -1,0 +1,62 @@
+"""`acts-sql bench compare`: methods side by side on their common tasks."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from acts_sql.bench.runner import BenchRecord
+from acts_sql.cli.app import app
+
+
+def write_run(directory, method, statuses, calls):
+    directory.mkdir(parents=True)
+    lines = []
+    for index, (status, n) in enumerate(zip(statuses, calls, strict=True)):
+        record = BenchRecord(
+            instance_id=f"T_{index}",
+            set="s",
+            dialect="SQLite" if index % 2 else "PostgreSQL",
+            category="Query",
+            method=method,
+            llm="scripted",
+            ran=status != "not_evaluable",
+            status=status,
+            llm_calls=n,
+            prompt_tokens=100 * n,
+            completion_tokens=10 * n,
+            seconds=float(n),
+        )
+        lines.append(record.model_dump_json())
+    (directory / "records.jsonl").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def test_compare_counts_correct_to_broken_against_raw(tmp_path):
+    raw = write_run(
+        tmp_path / "raw", "raw", ["passed", "passed", "failed", "not_evaluable"], [1] * 4
+    )
+    acts = write_run(
+        tmp_path / "acts", "acts", ["passed", "failed", "passed", "passed"], [5, 7, 9, 3]
+    )
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(app, ["bench", "compare", str(raw), str(acts), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "comparison.json").read_text())
+    assert data["tasks"] == 3  # T_3 was not scored by raw
+    rows = {r["method"]: r for r in data["rows"]}
+    assert rows["raw"]["overall"]["accuracy"] == 66.67
+    assert rows["acts"]["overall"]["accuracy"] == 66.67
+    assert (rows["acts"]["correct_to_broken"], rows["acts"]["broken_to_correct"]) == (1, 1)
+    assert rows["raw"]["correct_to_broken"] is None
+    assert rows["acts"]["usage"]["llm_calls"]["median"] == 7
+    markdown = (out / "comparison.md").read_text()
+    assert "| acts | scripted | 100.0 | 0.0 | 66.7 | 1 | 1 |" in markdown
+    assert "### Table 3: cost per task" in markdown
+
+
+def test_compare_rejects_a_directory_without_records(tmp_path):
+    result = CliRunner().invoke(app, ["bench", "compare", str(tmp_path), "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "not an `acts-sql bench` output" in result.output

