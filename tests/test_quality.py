@@ -34,3 +34,8 @@ def test_import_layers_hold():
     proc = run(tool("lint-imports"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
+
+
+def test_mypy_is_clean():
+    proc = run(tool("mypy"), "src")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

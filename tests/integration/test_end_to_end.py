@@ -129,9 +129,14 @@ def test_acts_sql_fix_cli_on_a_server(server: Engine, tmp_path: Path) -> None:
     assert "acts-test-pw" not in outcome.output
 
 
-def test_cli_reports_a_bad_password_in_one_line(server: Engine) -> None:
+def test_cli_reports_a_bad_password_in_one_line(server: Engine, tmp_path: Path) -> None:
     bad = server.url.replace("acts-test-pw", "wrong-pw")
-    outcome = CliRunner().invoke(app, ["fix", "--db", bad, "--question", "q", "--sql", "SELECT 1"])
+    script = tmp_path / "script.json"
+    script.write_text("{}")
+    outcome = CliRunner().invoke(
+        app,
+        ["fix", "--db", bad, "--question", "q", "--sql", "SELECT 1", "--llm", f"scripted:{script}"],
+    )
     assert outcome.exit_code == 2
     err = outcome.stderr.strip()
     assert err.startswith("error:") and len(err.splitlines()) == 1

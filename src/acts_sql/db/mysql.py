@@ -182,7 +182,7 @@ class MySQLExecutor(ServerExecutor):
                 f"a MySQL URL needs a database name: {self.url.redacted()}", url=self.url.redacted()
             )
         self._copy: Any = None
-        self.database = self.url.database
+        self.database: str | None = self.url.database
         if allow_writes:
             from acts_sql.db.sandbox import MySQLCopy
 
@@ -198,7 +198,8 @@ class MySQLExecutor(ServerExecutor):
             if self._copy is not None:
                 self._copy.drop()
             raise
-        self.server_version = str(self._conn.get_server_info())
+        conn: Any = self._conn
+        self.server_version = str(conn.get_server_info())
         self.is_mariadb = "mariadb" in self.server_version.lower()
 
     # ------------------------------------------------------------ connection
