@@ -18,6 +18,14 @@ from rich.markup import escape
 from acts_sql.api import correct
 from acts_sql.cli.bench import register as register_bench
 from acts_sql.cli.demo import run_demo
+from acts_sql.cli.options import (
+    MaxDepth,
+    MaxLlmCalls,
+    MaxNodes,
+    MaxSeconds,
+    NoAmbiguity,
+    NoExecutionTools,
+)
 from acts_sql.cli.render import progress_printer, show_result
 from acts_sql.cli.serve import serve
 from acts_sql.engine.result import CorrectionResult
@@ -96,16 +104,12 @@ def fix(
     trace: Annotated[
         Path | None, typer.Option(help="write the trace events as JSON to this file")
     ] = None,
-    no_execution_tools: Annotated[
-        bool, typer.Option("--no-execution-tools", help="ablation: without execution tools")
-    ] = False,
-    no_ambiguity: Annotated[
-        bool, typer.Option("--no-ambiguity", help="ablation: without ambiguity detection")
-    ] = False,
-    max_llm_calls: Annotated[int, typer.Option(help="budget: LLM calls")] = 40,
-    max_nodes: Annotated[int, typer.Option(help="budget: nodes executed")] = 30,
-    max_depth: Annotated[int, typer.Option(help="budget: tree depth")] = 8,
-    max_seconds: Annotated[float, typer.Option(help="budget: wall time in seconds")] = 600.0,
+    no_execution_tools: NoExecutionTools = False,
+    no_ambiguity: NoAmbiguity = False,
+    max_llm_calls: MaxLlmCalls = 40,
+    max_nodes: MaxNodes = 30,
+    max_depth: MaxDepth = 8,
+    max_seconds: MaxSeconds = 600.0,
     timeout: Annotated[
         float | None,
         typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),

@@ -34,6 +34,14 @@ from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions, ResultListener
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
+from acts_sql.cli.options import (
+    MaxDepth,
+    MaxLlmCalls,
+    MaxNodes,
+    MaxSeconds,
+    NoAmbiguity,
+    NoExecutionTools,
+)
 from acts_sql.engine.options import Method
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.spec import parse_llm_spec
@@ -230,16 +238,12 @@ def bench_bird_critic(
             "--all-tasks", help="also run tasks that cannot be scored here (no solution/tables)"
         ),
     ] = False,
-    no_execution_tools: Annotated[
-        bool, typer.Option("--no-execution-tools", help="ablation: without execution tools")
-    ] = False,
-    no_ambiguity: Annotated[
-        bool, typer.Option("--no-ambiguity", help="ablation: without ambiguity detection")
-    ] = False,
-    max_llm_calls: Annotated[int, typer.Option(help="budget per task: LLM calls")] = 40,
-    max_nodes: Annotated[int, typer.Option(help="budget per task: nodes executed")] = 30,
-    max_depth: Annotated[int, typer.Option(help="budget per task: tree depth")] = 8,
-    max_seconds: Annotated[float, typer.Option(help="budget per task: seconds")] = 600.0,
+    no_execution_tools: NoExecutionTools = False,
+    no_ambiguity: NoAmbiguity = False,
+    max_llm_calls: MaxLlmCalls = 40,
+    max_nodes: MaxNodes = 30,
+    max_depth: MaxDepth = 8,
+    max_seconds: MaxSeconds = 600.0,
     pg_url: PgOpt = None,
     mysql_url: MyOpt = None,
 ) -> None:

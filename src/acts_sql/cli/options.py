@@ -1,0 +1,22 @@
+"""Command-line options shared by `fix` and `bench`: ablation switches and budgets.
+
+The defaults are those of `acts_sql.engine.budget.Budget`; the budgets apply
+per correction (per task when benchmarking).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+NoExecutionTools = Annotated[
+    bool, typer.Option("--no-execution-tools", help="ablation: without execution tools")
+]
+NoAmbiguity = Annotated[
+    bool, typer.Option("--no-ambiguity", help="ablation: without ambiguity detection")
+]
+MaxLlmCalls = Annotated[int, typer.Option(help="budget per correction: LLM calls")]
+MaxNodes = Annotated[int, typer.Option(help="budget per correction: nodes executed")]
+MaxDepth = Annotated[int, typer.Option(help="budget per correction: tree depth")]
+MaxSeconds = Annotated[float, typer.Option(help="budget per correction: wall time in seconds")]
