@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from acts_sql.db.executor import DEFAULT_TIMEOUT_S, RECURSIVE_TIMEOUT_S, Executor
-from acts_sql.db.sqlite import SQLiteExecutor, default_timeout
+from acts_sql.db.executor import DEFAULT_TIMEOUT_S, RECURSIVE_TIMEOUT_S, Executor, statement_timeout
+from acts_sql.db.sqlite import SQLiteExecutor
 
 ENDLESS = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
 FIFTY_K = (
@@ -99,10 +99,10 @@ def test_timeout_stops_a_runaway_statement(shop: SQLiteExecutor) -> None:
 
 
 def test_default_timeouts_follow_bird_critic() -> None:
-    assert default_timeout(ENDLESS) == RECURSIVE_TIMEOUT_S == 15
-    assert default_timeout("  -- note\n/* c */ with\n  recursive x AS (SELECT 1) SELECT 1") == 15
-    assert default_timeout("WITH x AS (SELECT 1) SELECT * FROM x") == DEFAULT_TIMEOUT_S == 60
-    assert default_timeout("SELECT 'WITH RECURSIVE'") == 60
+    assert statement_timeout(ENDLESS) == RECURSIVE_TIMEOUT_S == 15
+    assert statement_timeout("  -- note\n/* c */ with\n  recursive x AS (SELECT 1) SELECT 1") == 15
+    assert statement_timeout("WITH x AS (SELECT 1) SELECT * FROM x") == DEFAULT_TIMEOUT_S == 60
+    assert statement_timeout("SELECT 'WITH RECURSIVE'") == 60
 
 
 def test_row_cap_truncates(shop: SQLiteExecutor) -> None:

@@ -27,21 +27,19 @@ from contextlib import contextmanager, suppress
 from typing import Any, ClassVar
 
 from acts_sql.db.cells import json_safe
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo, statement_timeout
 from acts_sql.db.executor_core import (
     REFLECT_TIMEOUT_S,
-    blocked_result,
     fetch_result,
     located,
     no_statement,
     row_cap,
     shift_position,
     since,
-    statement_timeout,
     with_stand_ins,
 )
 from acts_sql.db.reflect import reflect_tables
-from acts_sql.db.result import ExecResult
+from acts_sql.db.result import ExecResult, blocked_result
 from acts_sql.db.statements import has_code
 from acts_sql.sql.diagnostics import split_statements
 from acts_sql.sql.dialects import Dialect, get_dialect

@@ -31,22 +31,24 @@ from typing import Any
 
 import duckdb
 
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo, statement_timeout
 from acts_sql.db.executor_core import (
-    BLOCKED_WRITE,
     REFLECT_TIMEOUT_S,
-    blocked_result,
     fetch_result,
     located,
     no_statement,
     row_cap,
     shift_position,
     since,
-    statement_timeout,
-    timeout_result,
 )
 from acts_sql.db.reflect import reflect_tables
-from acts_sql.db.result import ErrorKind, ExecResult
+from acts_sql.db.result import (
+    ErrorKind,
+    ExecResult,
+    blocked_result,
+    timeout_result,
+    write_blocked_result,
+)
 from acts_sql.db.sandbox import FileCopy
 from acts_sql.db.statements import has_code
 from acts_sql.db.url import has_scheme, parse_url
@@ -105,9 +107,7 @@ def classify(exc: BaseException, *, timeout: float, statement: str = "") -> Exec
     if "PermissionException" in names:
         return blocked_result(f"file and extension access is disabled ({message})")
     if "InvalidInputException" in names and "read-only mode" in message:
-        return ExecResult(
-            status="blocked", error=BLOCKED_WRITE, error_kind="blocked", error_code=code
-        )
+        return write_blocked_result(code)
     if not isinstance(exc, duckdb.Error):
         return ExecResult(status="error", error=message, error_kind="other", error_code=code)
     kind: ErrorKind = "runtime"

@@ -8,10 +8,18 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult
+from acts_sql.db.statements import is_recursive
 
 DEFAULT_TIMEOUT_S = 60.0
 RECURSIVE_TIMEOUT_S = 15.0
 DEFAULT_MAX_ROWS = 10_000
+
+
+def statement_timeout(statement: str, timeout: float | None = None) -> float:
+    """`timeout`, else BIRD-CRITIC's limits: 15 s for `WITH RECURSIVE`, 60 s otherwise."""
+    if timeout is not None:
+        return timeout
+    return RECURSIVE_TIMEOUT_S if is_recursive(statement) else DEFAULT_TIMEOUT_S
 
 
 class ColumnInfo(BaseModel):

@@ -14,16 +14,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from acts_sql.db.cells import json_safe
-from acts_sql.db.executor import (
-    DEFAULT_MAX_ROWS,
-    DEFAULT_TIMEOUT_S,
-    RECURSIVE_TIMEOUT_S,
-)
+from acts_sql.db.executor import DEFAULT_MAX_ROWS
 from acts_sql.db.result import ExecResult
-from acts_sql.db.statements import is_recursive, strip_leading_comments
+from acts_sql.db.statements import strip_leading_comments
 from acts_sql.sql.dialects import Dialect
 
-BLOCKED_WRITE = "blocked: writes are not allowed"
 REFLECT_TIMEOUT_S = 10.0
 
 CellConverter = Callable[[Any], Any]
@@ -40,29 +35,6 @@ def since(started: float) -> float:
 def row_cap(max_rows: int | None, default: int = DEFAULT_MAX_ROWS) -> int:
     """The row cap to apply: `max_rows`, else `default`; never negative."""
     return default if max_rows is None else max(0, max_rows)
-
-
-def statement_timeout(statement: str, timeout: float | None) -> float:
-    """`timeout`, or BIRD-CRITIC's limits: 15 s for `WITH RECURSIVE`, 60 s otherwise."""
-    if timeout is not None:
-        return timeout
-    return RECURSIVE_TIMEOUT_S if is_recursive(statement) else DEFAULT_TIMEOUT_S
-
-
-def blocked_result(reason: str, seconds: float = 0.0) -> ExecResult:
-    """A statement that is never sent: status and kind `blocked`."""
-    text = reason if reason.startswith("blocked") else f"blocked: {reason}"
-    return ExecResult(status="blocked", error=text, error_kind="blocked", seconds=seconds)
-
-
-def timeout_result(seconds_limit: float, code: str | None = None) -> ExecResult:
-    """A statement stopped at its time limit."""
-    return ExecResult(
-        status="timeout",
-        error=f"timeout: statement exceeded {seconds_limit:g} s",
-        error_kind="timeout",
-        error_code=code,
-    )
 
 
 def no_statement() -> ExecResult:

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from acts_sql.db.executor import DEFAULT_TIMEOUT_S, RECURSIVE_TIMEOUT_S
-from acts_sql.db.result import ExecResult
-from acts_sql.db.statements import is_recursive
+from acts_sql.db.result import ExecResult, blocked_result
 from acts_sql.errors import SqlParseError
 from acts_sql.sql.diagnostics import parse_statements, split_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
@@ -53,12 +51,6 @@ class Admission:
 
     def blocked(self, seconds: float = 0.0) -> ExecResult:
         return blocked_result(self.reason, seconds)
-
-
-def blocked_result(reason: str, seconds: float = 0.0) -> ExecResult:
-    """The typed result of a statement that is never sent."""
-    text = reason if reason.startswith("blocked") else f"blocked: {reason}"
-    return ExecResult(status="blocked", error=text, error_kind="blocked", seconds=seconds)
 
 
 def admit(
@@ -150,11 +142,6 @@ def only_writes_to(sql: str, dialect: Dialect, tables: frozenset[str]) -> bool:
             if node is not statement and isinstance(node, _WRITES):
                 return False
     return True
-
-
-def default_timeout(statement: str) -> float:
-    """BIRD-CRITIC's limits: 15 s for `WITH RECURSIVE`, 60 s otherwise."""
-    return RECURSIVE_TIMEOUT_S if is_recursive(statement) else DEFAULT_TIMEOUT_S
 
 
 def located_statements(sql: str, dialect: str | Dialect) -> list[tuple[int, str]]:

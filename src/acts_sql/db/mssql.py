@@ -26,8 +26,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from acts_sql.db.dbapi_executor import DbapiExecutor
-from acts_sql.db.executor_core import BLOCKED_WRITE, timeout_result
-from acts_sql.db.result import ErrorKind, ExecResult
+from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
@@ -130,12 +129,7 @@ def classify(exc: BaseException, *, timeout: float) -> ExecResult:
     if number in TIMEOUT_NUMBERS or (number is None and "timed out" in message.lower()):
         return timeout_result(timeout, code)
     if number in BLOCKED_NUMBERS:
-        return ExecResult(
-            status="blocked",
-            error=f"{BLOCKED_WRITE} ({message})",
-            error_kind="blocked",
-            error_code=code,
-        )
+        return write_blocked_result(code, message)
     return ExecResult(status="error", error=message, error_kind=kind_of(number), error_code=code)
 
 

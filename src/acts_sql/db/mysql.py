@@ -24,9 +24,9 @@ from typing import Any
 
 from acts_sql.db.cells import json_safe_row
 from acts_sql.db.executor import DEFAULT_MAX_ROWS
-from acts_sql.db.guard import admit, blocked_result, caret_context, default_timeout
+from acts_sql.db.guard import caret_context
 from acts_sql.db.guard import located_statements as _located
-from acts_sql.db.result import ErrorKind, ExecResult
+from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
 from acts_sql.db.server import ServerExecutor
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
@@ -105,19 +105,9 @@ def failure_result(exc: BaseException, statement: str, *, timeout: float) -> Exe
     message = str(exc.args[1] if len(exc.args) > 1 else exc).strip()
     code = str(errno) if errno is not None else None
     if errno in TIMEOUT_ERRNOS:
-        return ExecResult(
-            status="timeout",
-            error=f"timeout: statement exceeded {timeout:g} s",
-            error_kind="timeout",
-            error_code=code,
-        )
+        return timeout_result(timeout, code)
     if errno in READ_ONLY_ERRNOS:
-        return ExecResult(
-            status="blocked",
-            error="blocked: writes are not allowed",
-            error_kind="blocked",
-            error_code=code,
-        )
+        return write_blocked_result(code)
     position = error_position(message, statement)
     text = message if position is None else f"{message}\n{caret_context(statement, position)}"
     return ExecResult(
@@ -416,8 +406,5 @@ def open_url(
 __all__ = [
     "MySQLExecutor",
     "MySQLScratchSession",
-    "admit",
-    "blocked_result",
-    "default_timeout",
     "open_url",
 ]

@@ -28,8 +28,7 @@ from typing import Any, ClassVar
 
 from acts_sql.db.cells import json_safe
 from acts_sql.db.dbapi_executor import DbapiExecutor
-from acts_sql.db.executor_core import BLOCKED_WRITE, timeout_result
-from acts_sql.db.result import ErrorKind, ExecResult
+from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
 from acts_sql.db.statements import strip_leading_comments
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
@@ -161,12 +160,7 @@ def classify(exc: BaseException, *, timeout: float) -> ExecResult:
     if code in TIMEOUT_CODES:
         return timeout_result(timeout, code)
     if code in BLOCKED_CODES:
-        return ExecResult(
-            status="blocked",
-            error=f"{BLOCKED_WRITE} ({message})",
-            error_kind="blocked",
-            error_code=code,
-        )
+        return write_blocked_result(code, message)
     return ExecResult(
         status="error",
         error=message,

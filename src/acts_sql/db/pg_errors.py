@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from acts_sql.db.guard import caret_context
-from acts_sql.db.result import ErrorKind, ExecResult
+from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
 
 TIMEOUT_STATE = "57014"
 READ_ONLY_STATES = frozenset({"25006"})
@@ -46,19 +46,9 @@ def failure_result(
     diag: Any = getattr(exc, "diag", None)
     state: str | None = getattr(exc, "sqlstate", None)
     if state == TIMEOUT_STATE and "user request" not in str(exc):
-        return ExecResult(
-            status="timeout",
-            error=f"timeout: statement exceeded {timeout:g} s",
-            error_kind="timeout",
-            error_code=state,
-        )
+        return timeout_result(timeout, state)
     if state in READ_ONLY_STATES:
-        return ExecResult(
-            status="blocked",
-            error="blocked: writes are not allowed",
-            error_kind="blocked",
-            error_code=state,
-        )
+        return write_blocked_result(state)
     primary = (getattr(diag, "message_primary", None) or str(exc)).strip()
     position: int | None = None
     raw = getattr(diag, "statement_position", None)

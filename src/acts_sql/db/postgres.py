@@ -25,10 +25,10 @@ from contextlib import contextmanager, suppress
 from typing import Any, Literal
 
 from acts_sql.db.cells import json_safe_row
-from acts_sql.db.executor import DEFAULT_MAX_ROWS
-from acts_sql.db.guard import admit, blocked_result, default_timeout, located_statements
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, statement_timeout
+from acts_sql.db.guard import admit, located_statements
 from acts_sql.db.pg_errors import failure_result
-from acts_sql.db.result import ExecResult
+from acts_sql.db.result import ExecResult, blocked_result
 from acts_sql.db.server import ServerExecutor
 from acts_sql.db.statements import strip_leading_comments
 from acts_sql.db.url import DatabaseURL, parse_url
@@ -373,7 +373,7 @@ class PostgresScratchSession:
         try:
             statements = _statements(sql)
             for index, (offset, piece) in enumerate(statements):
-                limit = default_timeout(piece) if timeout is None else timeout
+                limit = statement_timeout(piece, timeout)
                 result = run_statement(self._conn, piece, cap, limit)
                 if not result.ok:
                     if result.error_position is not None:

@@ -51,6 +51,31 @@ class ExecResult(BaseModel):
         return "\n".join(lines)
 
 
+BLOCKED_WRITE = "blocked: writes are not allowed"
+
+
+def blocked_result(reason: str, seconds: float = 0.0) -> ExecResult:
+    """A statement that is never sent: status and kind `blocked`."""
+    text = reason if reason.startswith("blocked") else f"blocked: {reason}"
+    return ExecResult(status="blocked", error=text, error_kind="blocked", seconds=seconds)
+
+
+def write_blocked_result(code: str | None = None, detail: str | None = None) -> ExecResult:
+    """A write the database itself refused (read-only transaction, mode or grant)."""
+    text = BLOCKED_WRITE if not detail else f"{BLOCKED_WRITE} ({detail})"
+    return ExecResult(status="blocked", error=text, error_kind="blocked", error_code=code)
+
+
+def timeout_result(seconds_limit: float, code: str | None = None) -> ExecResult:
+    """A statement stopped at its time limit."""
+    return ExecResult(
+        status="timeout",
+        error=f"timeout: statement exceeded {seconds_limit:g} s",
+        error_kind="timeout",
+        error_code=code,
+    )
+
+
 def _cell(value: Any, limit: int) -> str:
     text = "NULL" if value is None else repr(value) if isinstance(value, str) else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -15,9 +15,9 @@ import time
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo
-from acts_sql.db.guard import admit, blocked_result, default_timeout, located_statements
-from acts_sql.db.result import ExecResult
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo, statement_timeout
+from acts_sql.db.guard import admit, located_statements
+from acts_sql.db.result import ExecResult, blocked_result
 from acts_sql.db.statements import has_code
 from acts_sql.sql.dialects import Dialect, get_dialect
 
@@ -119,7 +119,7 @@ class ServerExecutor(ABC):
         result = ExecResult(status="ok")
         try:
             for offset, statement in statements:
-                seconds = default_timeout(statement) if limit is None else limit
+                seconds = statement_timeout(statement, limit)
                 result = self._run_statement(statement, cap, seconds)
                 if not result.ok:
                     result = _shift(result, offset)

@@ -28,9 +28,8 @@ from typing import Any
 
 from acts_sql.db.cells import MAX_HEX_BLOB
 from acts_sql.db.cells import json_safe as _json_safe
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, ColumnInfo, TableInfo
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, ColumnInfo, TableInfo, statement_timeout
 from acts_sql.db.guard import admit
-from acts_sql.db.guard import default_timeout as default_timeout
 from acts_sql.db.result import ExecResult
 from acts_sql.db.sandbox import FileCopy, sqlite_backup
 from acts_sql.db.sqlite_errors import classify, failure_result
@@ -176,7 +175,7 @@ def _run_script(
     result = ExecResult(status="ok")
     try:
         for statement in statements:
-            limit = default_timeout(statement) if timeout is None else timeout
+            limit = statement_timeout(statement, timeout)
             result = _run_one(conn, guard, statement, cap, limit)
             if not result.ok:
                 break

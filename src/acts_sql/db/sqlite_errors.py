@@ -6,9 +6,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from acts_sql.db.result import ErrorKind, ExecResult, ExecStatus
-
-BLOCKED_WRITE = "blocked: writes are not allowed"
+from acts_sql.db.result import BLOCKED_WRITE, ErrorKind, ExecResult, ExecStatus
 
 _SYNTAX = re.compile(r'near ".*": syntax error|incomplete input|unrecognized token', re.DOTALL)
 _SCHEMA = re.compile(

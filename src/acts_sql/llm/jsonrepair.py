@@ -235,23 +235,8 @@ class _Lenient:
         self.pos += 1  # the "{"
         result: dict[str, Any] = {}
         expect_member = True
-        while True:
-            self._skip()
+        while self._next_entry("}", expect_member, bool(result), "an object member"):
             char = self._peek()
-            if not char:
-                self._note(_TRUNCATED)
-                return result
-            if char == "}":
-                if expect_member and result:
-                    self._note("removed trailing commas")
-                self.pos += 1
-                return result
-            if char == "," and expect_member:
-                self._note("removed extra commas")
-                self.pos += 1
-                continue
-            if not expect_member:
-                raise _Unparsable("expected ',' or '}' after an object member", self.pos)
             key_start = self.pos
             if char in "\"'":
                 try:
@@ -287,28 +272,13 @@ class _Lenient:
                 expect_member = True
             else:
                 expect_member = False
+        return result
 
     def _array(self) -> list[Any]:
         self.pos += 1  # the "["
         result: list[Any] = []
         expect_item = True
-        while True:
-            self._skip()
-            char = self._peek()
-            if not char:
-                self._note(_TRUNCATED)
-                return result
-            if char == "]":
-                if expect_item and result:
-                    self._note("removed trailing commas")
-                self.pos += 1
-                return result
-            if char == "," and expect_item:
-                self._note("removed extra commas")
-                self.pos += 1
-                continue
-            if not expect_item:
-                raise _Unparsable("expected ',' or ']' after an array item", self.pos)
+        while self._next_entry("]", expect_item, bool(result), "an array item"):
             try:
                 result.append(self._value("item"))
             except _EndOfInput:
@@ -318,6 +288,33 @@ class _Lenient:
             expect_item = self._peek() == ","
             if expect_item:
                 self.pos += 1
+        return result
+
+    def _next_entry(self, closer: str, expecting: bool, has_entries: bool, after: str) -> bool:
+        """Move to the next entry of an object or array; False when the container ends here.
+
+        Skips stray commas (noted), steps over `closer`, and notes a truncation when the
+        input stops first. `expecting` says whether a comma has just been read (or the
+        container just opened): an entry without one is an error naming `after`.
+        """
+        while True:
+            self._skip()
+            char = self._peek()
+            if not char:
+                self._note(_TRUNCATED)
+                return False
+            if char == closer:
+                if expecting and has_entries:
+                    self._note("removed trailing commas")
+                self.pos += 1
+                return False
+            if char == "," and expecting:
+                self._note("removed extra commas")
+                self.pos += 1
+                continue
+            if not expecting:
+                raise _Unparsable(f"expected ',' or '{closer}' after {after}", self.pos)
+            return True
 
     def _string(self, context: str) -> str:
         """A quoted string; `context` is "key", "member" (object value) or "item"."""
