@@ -100,6 +100,18 @@ def test_raw_method_takes_every_sql_block_as_a_statement(demo_db, demo_tasks):
     assert task.sql in llm.requests[0].messages[0].content
 
 
+def test_raw_method_keeps_a_block_with_two_statements_as_one_prediction(demo_db, demo_tasks):
+    # the official baseline submits each ```sql block as one element of pred_sqls, even when it
+    # holds several statements (sqlite3 then refuses it, psycopg2 runs it whole)
+    task = demo_tasks["figure1"]
+    reply = "```sql\nSELECT 1;\nSELECT 2;\n```\n```sql\nSELECT 3\n```"
+    result = correct(
+        demo_db, task.question, task.sql, llm=scripted({"correct": [reply]}), method="raw"
+    )
+
+    assert result.statements == ["SELECT 1;\nSELECT 2", "SELECT 3"]
+
+
 def test_events_reach_a_listener_while_the_run_goes_on(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     seen = []

@@ -143,9 +143,13 @@ def test_serve_starts_and_answers(tmp_path: Path):
         assert reply.json()["status"] == "ok"
         unauthorized = httpx.get(f"http://127.0.0.1:{port}/v1/runs", timeout=5)
         assert unauthorized.status_code == 401
+        guessed = httpx.get(f"http://127.0.0.1:{port}/runs/r1?key=SeCrEtViEwKeY", timeout=5)
+        assert guessed.status_code in (401, 404)
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=15)
+        output, _ = proc.communicate(timeout=15)
+    assert '"GET /runs/r1?key=[redacted] HTTP/1.1" 4' in output, output
+    assert "SeCrEtViEwKeY" not in output
 
 
 def _free_port() -> int:

@@ -35,6 +35,7 @@ def serve(
 
         from acts_sql.errors import ActsSqlError
         from acts_sql.server import create_app, load_config, openapi_document
+        from acts_sql.server.access_log import uvicorn_log_config
     except ImportError as exc:
         raise _fail(
             f"acts-sql serve needs the server extra ({exc.name}): pip install 'acts-sql[server]'"
@@ -53,5 +54,6 @@ def serve(
         host=host,
         port=port,
         log_level="info",
+        log_config=uvicorn_log_config(),
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )

@@ -35,7 +35,7 @@ def _execute_candidate(
         if result.ok
         else f"candidate does not execute: {result.error}"
     )
-    return SearchOutcome(accepted=accepted, best=candidate, stop_reason=stop)
+    return SearchOutcome(accepted=accepted, best=candidate, stop_reason=stop, statements=statements)
 
 
 def run_critic(

@@ -117,7 +117,7 @@ def run_correction(
         question=question,
         reason=outcome.stop_reason,
         generated_initial_sql=generated,
-        statements=split_statements(final_sql, dialect) if final_sql else [],
+        statements=_statements(final_sql, outcome, dialect, final is not None),
         result=final_result.preview() if final_result else None,
         usage=UsageSummary.from_calls(
             ledger.calls,
@@ -139,3 +139,12 @@ def _initial_sql(
     sql = reply.value.sql.strip().rstrip(";")
     trace.emit("initial_sql", summary=sql, ok=True, sql=sql)
     return sql
+
+
+def _statements(
+    final_sql: str, outcome: SearchOutcome, dialect: str, from_method: bool
+) -> list[str]:
+    """The final SQL as a list of statements: the method's own list, else split."""
+    if from_method and outcome.statements is not None:
+        return list(outcome.statements)
+    return split_statements(final_sql, dialect) if final_sql else []

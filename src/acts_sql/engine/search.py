@@ -67,6 +67,9 @@ class SearchOutcome(BaseModel):
     best: Candidate | None = None
     stop_reason: str
     tree: list[dict[str, Any]] = []
+    statements: list[str] | None = None
+    """The final SQL as the method wrote it, statement by statement (`raw`: one per ```sql
+    block, as the official baseline submits them); None: the final SQL split by the dialect."""
 
 
 class TreeSearch:
