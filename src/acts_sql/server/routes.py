@@ -95,51 +95,55 @@ def finished_body(run: Run) -> dict[str, Any]:
     return body
 
 
+def run_spec(
+    body: CorrectRequest | GenerateRequest, catalog: DatabaseCatalog, limits: LimitsConfig
+) -> RunSpec:
+    """The run a request asks for, checked against the catalog and the service's limits."""
+    catalog.resolve(body.database, body.dialect)
+    budgets = {
+        "max_llm_calls": (body.max_llm_calls, limits.max_llm_calls),
+        "max_nodes": (body.max_nodes, limits.max_nodes),
+        "max_depth": (body.max_depth, limits.max_depth),
+        "max_seconds": (body.max_seconds, limits.max_run_seconds),
+    }
+    for name, (asked, most) in budgets.items():
+        if asked is not None and asked > most:
+            raise ApiError(
+                ErrorCode.BUDGET_OVER_LIMIT,
+                f"{name} {asked:g} is above this service's maximum of {most:g}",
+            )
+    for name in ("question", "sql"):
+        text = getattr(body, name, None) or ""
+        if len(text) > limits.max_text_chars:
+            raise ApiError(
+                ErrorCode.BAD_INPUT,
+                f"{name} is longer than this service's maximum of {limits.max_text_chars} "
+                "characters",
+            )
+    return RunSpec(
+        kind="correct" if isinstance(body, CorrectRequest) else "generate",
+        database=body.database,
+        question=body.question,
+        sql=body.sql if isinstance(body, CorrectRequest) else None,
+        method=body.method,
+        dialect=body.dialect,
+        max_llm_calls=body.max_llm_calls or limits.max_llm_calls,
+        max_nodes=body.max_nodes or limits.max_nodes,
+        max_depth=body.max_depth or limits.max_depth,
+        max_seconds=body.max_seconds or limits.max_run_seconds,
+        execution_tools=body.execution_tools,
+        ambiguity_detection=body.ambiguity_detection,
+    )
+
+
 def build_router(
     registry: RunRegistry, catalog: DatabaseCatalog, limits: LimitsConfig
 ) -> APIRouter:
     """The service's routes over one registry, catalog and set of limits."""
     router = APIRouter()
 
-    def spec_for(body: CorrectRequest | GenerateRequest) -> RunSpec:
-        catalog.resolve(body.database, body.dialect)
-        budgets = {
-            "max_llm_calls": (body.max_llm_calls, limits.max_llm_calls),
-            "max_nodes": (body.max_nodes, limits.max_nodes),
-            "max_depth": (body.max_depth, limits.max_depth),
-            "max_seconds": (body.max_seconds, limits.max_run_seconds),
-        }
-        for name, (asked, most) in budgets.items():
-            if asked is not None and asked > most:
-                raise ApiError(
-                    ErrorCode.BUDGET_OVER_LIMIT,
-                    f"{name} {asked:g} is above this service's maximum of {most:g}",
-                )
-        for name in ("question", "sql"):
-            text = getattr(body, name, None) or ""
-            if len(text) > limits.max_text_chars:
-                raise ApiError(
-                    ErrorCode.BAD_INPUT,
-                    f"{name} is longer than this service's maximum of {limits.max_text_chars} "
-                    "characters",
-                )
-        return RunSpec(
-            kind="correct" if isinstance(body, CorrectRequest) else "generate",
-            database=body.database,
-            question=body.question,
-            sql=body.sql if isinstance(body, CorrectRequest) else None,
-            method=body.method,
-            dialect=body.dialect,
-            max_llm_calls=body.max_llm_calls or limits.max_llm_calls,
-            max_nodes=body.max_nodes or limits.max_nodes,
-            max_depth=body.max_depth or limits.max_depth,
-            max_seconds=body.max_seconds or limits.max_run_seconds,
-            execution_tools=body.execution_tools,
-            ambiguity_detection=body.ambiguity_detection,
-        )
-
     async def start(body: CorrectRequest | GenerateRequest) -> Response:
-        run = registry.submit(spec_for(body))
+        run = registry.submit(run_spec(body, catalog, limits))
         if not body.wait:
             return JSONResponse(
                 run_status(run).model_dump(mode="json"),
