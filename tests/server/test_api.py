@@ -107,7 +107,8 @@ def test_the_view_key_opens_only_its_own_run_and_only_for_reading(service: Servi
     with service.client(None) as anonymous:
         assert anonymous.get(f"/runs/{run_id}", params={"key": key}).status_code == 200
         assert anonymous.get(f"/v1/runs/{run_id}", params={"key": key}).json()["accepted"]
-        wrong = anonymous.get(f"/v1/runs/{run_id}", params={"key": key[:-1] + "A"})
+        wrong_key = key[:-1] + ("B" if key.endswith("A") else "A")
+        wrong = anonymous.get(f"/v1/runs/{run_id}", params={"key": wrong_key})
         assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_key"
         assert anonymous.get(f"/runs/{run_id}").status_code == 401
         other = anonymous.get("/v1/runs/0123456789abcdef", params={"key": key})
