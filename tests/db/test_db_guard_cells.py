@@ -76,6 +76,46 @@ def test_sandbox_blocks_what_reaches_beyond_the_copy(dialect: str, sql: str) -> 
     assert not admission.allowed, sql
 
 
+@pytest.mark.parametrize(
+    ("dialect", "sql", "allowed"),
+    [
+        # CREATEs sqlglot keeps as raw text: ordinary objects pass on the copy
+        (
+            "postgresql",
+            "CREATE OR REPLACE FUNCTION f(a date) RETURNS SETOF date LANGUAGE sql IMMUTABLE"
+            " PARALLEL SAFE ROWS 12 AS $f$ SELECT a $f$",
+            True,
+        ),
+        (
+            "sqlite",
+            "CREATE TRIGGER t AFTER INSERT ON c FOR EACH ROW WHEN NEW.a IS NOT NULL"
+            " BEGIN UPDATE c SET b = 1; DELETE FROM d; END; INSERT INTO c VALUES (1)",
+            True,
+        ),
+        ("sqlite", "/* x */ CREATE TEMP TRIGGER t AFTER DELETE ON c BEGIN SELECT 1; END", True),
+        # ... what they create decides, and a trigger does not hide what follows it
+        ("postgresql", "CREATE OR REPLACE LANGUAGE plpython3u", False),
+        (
+            "sqlite",
+            "CREATE TRIGGER t AFTER INSERT ON c BEGIN SELECT 1; END; ATTACH DATABASE 'x' AS x",
+            False,
+        ),
+        # MySQL names can point into another database; raw text cannot be checked for it
+        (
+            "mysql",
+            "CREATE FUNCTION shop.f() RETURNS INT DETERMINISTIC NO SQL SQL SECURITY INVOKER"
+            " RETURN 1",
+            False,
+        ),
+    ],
+)
+def test_sandbox_judges_a_create_sqlglot_cannot_model_by_what_it_creates(
+    dialect: str, sql: str, allowed: bool
+) -> None:
+    assert admit(sql, dialect, allow_writes=True, database="copy").allowed is allowed
+    assert not admit(sql, dialect).allowed  # never without writes
+
+
 def test_sandbox_violation_names_the_reason() -> None:
     d = get_dialect("mysql")
     assert sandbox_violation("SELECT * FROM copy.t", d, "copy") is None

@@ -17,11 +17,14 @@ agent still sees the engine's own syntax error.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from acts_sql.db.result import ExecResult, blocked_result
+from acts_sql.db.statements import split_statements as split_sqlite_statements
+from acts_sql.db.statements import strip_leading_comments
 from acts_sql.errors import SqlParseError
 from acts_sql.sql.diagnostics import parse_statements, split_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
@@ -39,6 +42,15 @@ _OBJECT_KINDS = frozenset(
 )
 _COMMANDS = frozenset({"CALL", "DO"})
 """Commands sqlglot does not model that a sandbox may run (routines, PL/pgSQL blocks)."""
+_RAW_CREATE = re.compile(
+    r"^\s*(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?(?:UNIQUE\s+|CONSTRAINT\s+)?(\w+)\b",
+    re.IGNORECASE,
+)
+"""What a CREATE that sqlglot keeps as raw text creates: its object kind."""
+_SQLITE_TRIGGER = re.compile(r"^\s*CREATE\s+(?:TEMP(?:ORARY)?\s+)?TRIGGER\b", re.IGNORECASE)
+_RAW_CREATE_DIALECTS = frozenset({"postgresql", "sqlite", "duckdb"})
+"""Dialects where a raw CREATE of an ordinary object stays on the copy: object names there
+cannot point into another database (MySQL's can, and raw text cannot be checked for it)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,10 @@ def admit(
 
 def sandbox_violation(sql: str, dialect: Dialect, database: str | None = None) -> str | None:
     """Why `sql` must not run even on a sandbox copy, or None when it may."""
+    if dialect.name == "sqlite":
+        sql = _without_sqlite_triggers(sql)
+        if not sql:
+            return None
     try:
         statements = parse_statements(sql, dialect)
     except SqlParseError as error:
@@ -98,6 +114,8 @@ def sandbox_violation(sql: str, dialect: Dialect, database: str | None = None) -
 def _statement_violation(statement: exp.Expr, dialect: Dialect, database: str | None) -> str | None:
     if isinstance(statement, exp.Command):
         word = str(statement.this or "").upper()
+        if word == "CREATE" and dialect.name in _RAW_CREATE_DIALECTS:
+            return _raw_create_violation(str(statement.args.get("expression") or ""))
         return None if word in _COMMANDS else f"{word} is not allowed in the sandbox"
     if isinstance(statement, _DDL):
         kind = str(statement.args.get("kind") or "").upper()
@@ -112,6 +130,29 @@ def _statement_violation(statement: exp.Expr, dialect: Dialect, database: str | 
         if dialect.name == "mysql" and schema and schema != database:
             return f"tables of other databases ({schema}) are not allowed in the sandbox"
     return None
+
+
+def _without_sqlite_triggers(sql: str) -> str:
+    """`sql` without its CREATE TRIGGER statements, split as SQLite splits them.
+
+    sqlglot cuts a trigger at the first `;` of its body; on the copy a trigger is an
+    ordinary object, and its body can only read and change the copy's rows (SQLite's
+    authorizer still checks every action, ATTACH included, when the trigger fires).
+    """
+    pieces = split_sqlite_statements(sql)
+    kept = [p for p in pieces if not _SQLITE_TRIGGER.match(strip_leading_comments(p))]
+    return sql if len(kept) == len(pieces) else ";\n".join(kept)
+
+
+def _raw_create_violation(rest: str) -> str | None:
+    """A CREATE sqlglot could not model (PostgreSQL routines with options it lacks, SQLite
+    triggers with WHEN): allowed when it creates an ordinary object (a routine, trigger,
+    view, ...), as a modelled CREATE of that object would be."""
+    match = _RAW_CREATE.match(rest)
+    kind = match.group(1).upper() if match else "?"
+    if kind in _OBJECT_KINDS and kind != "SCHEMA":
+        return None
+    return f"CREATE {kind} is not allowed in the sandbox"
 
 
 def only_writes_to(sql: str, dialect: Dialect, tables: frozenset[str]) -> bool:
