@@ -285,14 +285,33 @@ def test_load_reports_progress(fake_model: dict[str, Any]) -> None:
     assert [e.stage for e in events] == ["load", "loaded"]
 
 
+def _tasks(tmp_path: Path, states: str) -> Path:
+    """A fake /proc/self/task: one thread per letter of `states` (R runnable, S sleeping)."""
+    tasks = tmp_path / "task"
+    for tid, state in enumerate(states, start=100):
+        (tasks / str(tid)).mkdir(parents=True)
+        (tasks / str(tid) / "stat").write_text(f"{tid} (python (x)) {state} 1 2 3\n")
+    return tasks
+
+
 def test_free_cores_counts_other_runnable_threads(tmp_path: Path) -> None:
     loadavg = tmp_path / "loadavg"
+    only_reader = _tasks(tmp_path, "RSSS")
     loadavg.write_text("3.61 3.88 3.90 3/108 6430\n")  # two others running, and the reader
-    assert local.free_cores(2, loadavg, samples=1) == 1
-    assert local.free_cores(8, loadavg, samples=1) == 6
+    assert local.free_cores(2, loadavg, samples=1, own_tasks=only_reader) == 1
+    assert local.free_cores(8, loadavg, samples=1, own_tasks=only_reader) == 6
     loadavg.write_text("0.10 0.20 0.30 1/90 6430\n")
-    assert local.free_cores(2, loadavg, samples=2) == 2
+    assert local.free_cores(2, loadavg, samples=2, own_tasks=only_reader) == 2
     assert local.free_cores(4, tmp_path / "missing") == 4
+
+
+def test_free_cores_does_not_count_this_process_own_spinning_workers(tmp_path: Path) -> None:
+    # right after a call llama.cpp's workers spin for a few ms: they are ours, not a rival's
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("0.50 0.40 0.30 3/108 6430\n")
+    assert local.free_cores(2, loadavg, samples=1, own_tasks=_tasks(tmp_path, "RRRS")) == 2
+    # unknown own threads: only the reader is taken off
+    assert local.free_cores(4, loadavg, samples=1, own_tasks=tmp_path / "none") == 2
 
 
 def test_threads_follow_the_load_unless_fixed(

@@ -52,12 +52,14 @@ One loaded model per process
 
 Threads
     By default a call uses every core that no other process is using at
-    that moment (the runnable count of ``/proc/loadavg``, sampled before
-    the call), at least one: llama.cpp's threads wait for each other at every
-    step, so one thread fewer than the cores taken makes a call several
-    times slower (measured here with another job on one core: 2 threads
-    write 1.7 tokens/s, 1 thread 12). ``n_threads`` or ``ACTS_SQL_THREADS``
-    fixes the number instead.
+    that moment (the runnable count of ``/proc/loadavg`` less this process's
+    own runnable threads, sampled before the call), at least one: llama.cpp's
+    threads wait for each other at every step, so one thread more than the
+    free cores makes a call several times slower (measured here with another
+    job on one core: 2 threads write 1.7 tokens/s, 1 thread 12). Counting
+    this process's own threads as rivals halved the speed on an idle machine
+    (llama.cpp's workers spin for a few milliseconds after a call).
+    ``n_threads`` or ``ACTS_SQL_THREADS`` fixes the number instead.
 
 Extra CPU buffer types
     llama.cpp repacks weights into "extra buffer types" (AMX tiles on CPUs
@@ -488,11 +490,18 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def free_cores(cores: int, loadavg: Path = Path("/proc/loadavg"), samples: int = 3) -> int:
-    """Cores not taken by other runnable threads now (at least 1; `cores` if unknown).
+def free_cores(
+    cores: int,
+    loadavg: Path = Path("/proc/loadavg"),
+    samples: int = 3,
+    own_tasks: Path = Path("/proc/self/task"),
+) -> int:
+    """Cores not taken by other processes' runnable threads now (at least 1; `cores` if unknown).
 
-    The 4th field of /proc/loadavg counts runnable threads, the reader
-    included; the busiest of a few samples 10 ms apart counts.
+    The 4th field of /proc/loadavg counts runnable threads system-wide; this
+    process's own runnable threads (the reader, and llama.cpp's workers that
+    still spin for a few milliseconds after the previous call) are taken off.
+    The busiest of a few samples 10 ms apart counts.
     """
     others = 0
     for index in range(samples):
@@ -500,10 +509,27 @@ def free_cores(cores: int, loadavg: Path = Path("/proc/loadavg"), samples: int =
             running = int(loadavg.read_text().split()[3].split("/")[0])
         except (OSError, ValueError, IndexError):
             return cores
-        others = max(others, running - 1)
+        others = max(others, running - max(1, _runnable_threads(own_tasks)))
         if index + 1 < samples:
             time.sleep(0.01)
     return max(1, cores - others)
+
+
+def _runnable_threads(tasks: Path) -> int:
+    """How many threads under `tasks` (a /proc/<pid>/task directory) are runnable; 0 if unknown."""
+    count = 0
+    try:
+        stats = list(tasks.glob("*/stat"))
+    except OSError:
+        return 0
+    for stat in stats:
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # the thread ended
+        state = text[text.rfind(")") + 2 : text.rfind(")") + 3]
+        count += state == "R"
+    return count
 
 
 def _fixed_threads(n_threads: int | None) -> int | None:
