@@ -179,3 +179,29 @@ def test_caret_context_points_at_the_position() -> None:
 def test_cells_are_json_safe(value: object, expected: object) -> None:
     assert json_safe(value) == expected
     json.dumps(json_safe(value))
+
+
+@pytest.mark.parametrize(
+    ("sql", "allowed"),
+    [
+        ("DO $$ BEGIN EXECUTE 'COPY (SELECT 1) TO PROGRAM ''id'''; END $$", False),
+        ("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$", False),
+        (
+            "CREATE OR REPLACE FUNCTION f(a date) RETURNS SETOF date LANGUAGE sql IMMUTABLE"
+            " PARALLEL SAFE ROWS 12 AS $f$ SELECT a $f$",
+            False,
+        ),
+        ("CREATE PROCEDURE p() LANGUAGE plpgsql AS $$ BEGIN NULL; END $$", False),
+        # what the guard can read, and routines that already exist, still run
+        ("CREATE TABLE t (a int)", True),
+        ("CREATE VIEW v AS SELECT 1 AS a", True),
+        ("CALL p()", True),
+        ("CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()", True),
+    ],
+)
+def test_without_routines_code_the_guard_cannot_read_is_blocked(sql: str, allowed: bool) -> None:
+    assert admit(sql, "postgresql", allow_writes=True).allowed  # allowed by default
+    admission = admit(sql, "postgresql", allow_writes=True, routines=False)
+    assert admission.allowed is allowed
+    if not allowed:
+        assert "connect as an ordinary user" in admission.reason

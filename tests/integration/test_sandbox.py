@@ -7,6 +7,8 @@ is unchanged and that the copy was dropped.
 from __future__ import annotations
 
 import time
+from functools import partial
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -111,7 +113,13 @@ def test_routines_and_triggers_sqlglot_cannot_model_run_on_the_copy(
 ) -> None:
     engine = engine_or_skip(live_engines, name)
     create, fire, check, expected = UNMODELLED_CREATE[name]
-    with open_database(engine.url, allow_writes=True) as sandbox:
+    # the test server's user is a superuser: routines need the explicit opt-in there
+    opener = (
+        partial(PostgresExecutor, privileged_routines=True)
+        if name == "postgresql"
+        else open_database
+    )
+    with opener(engine.url, allow_writes=True) as sandbox:
         assert sandbox.execute(DDL[name]).ok
         created = sandbox.execute(create)
         assert created.ok, created
@@ -120,6 +128,55 @@ def test_routines_and_triggers_sqlglot_cannot_model_run_on_the_copy(
     with open_database(engine.url) as original:
         assert original.execute("SELECT count(*) FROM bookings").rows == [[5]]
         assert original.execute(create).status == "blocked"
+
+
+def test_a_superuser_sandbox_refuses_code_the_guard_cannot_read(
+    live_engines: dict[str, Engine], tmp_path: Path
+) -> None:
+    engine = engine_or_skip(live_engines, "postgresql")
+    marker = tmp_path / "ran-a-server-program"
+    escape = f"DO $$ BEGIN EXECUTE 'COPY (SELECT 1) TO PROGRAM ''touch {marker}'''; END $$"
+    with open_database(engine.url, allow_writes=True) as sandbox:
+        assert isinstance(sandbox, PostgresExecutor) and sandbox.reaches_server
+        for statement in (escape, UNMODELLED_CREATE["postgresql"][0]):
+            result = sandbox.execute(statement)
+            assert result.status == "blocked", result
+            assert "connect as an ordinary user" in (result.error or "")
+        assert sandbox.execute(DDL["postgresql"]).ok  # other writes still run on the copy
+    assert not marker.exists()
+
+
+def test_an_ordinary_role_may_create_routines_on_the_copy(
+    live_engines: dict[str, Engine],
+) -> None:
+    engine = engine_or_skip(live_engines, "postgresql")
+    role, password = "acts_plain_it", "plain-pw-123"
+    admin = psycopg.connect(engine.url, autocommit=True)
+    try:
+        _drop_role(admin, role)
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        admin.execute(f"GRANT CREATE, USAGE ON SCHEMA public TO {role}")
+        admin.execute(
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+        )
+        url = engine.url.replace("acts:acts-test-pw@", f"{role}:{password}@")
+        create, _, check, expected = UNMODELLED_CREATE["postgresql"]
+        with open_database(url, allow_writes=True) as sandbox:
+            assert isinstance(sandbox, PostgresExecutor) and not sandbox.reaches_server
+            assert sandbox.sandbox_mode == "transaction"  # no CREATEDB: no copy, a rollback
+            assert sandbox.execute(create).ok
+            assert sandbox.execute(check).rows == expected
+        left = admin.execute("SELECT count(*) FROM pg_proc WHERE proname = 'order_ids'")
+        assert left.fetchone() == (0,)
+    finally:
+        _drop_role(admin, role)
+        admin.close()
+
+
+def _drop_role(conn: psycopg.Connection, role: str) -> None:
+    if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+        conn.execute(f"DROP OWNED BY {role}")
+        conn.execute(f"DROP ROLE {role}")
 
 
 def test_postgres_transaction_sandbox_rolls_everything_back(

@@ -7,6 +7,11 @@ work on a throw-away copy; the prepared database is dropped when the task is
 done. Scoring builds its own fresh database again, so nothing the agent did
 can reach the verdict.
 
+`open_agent_executor` opens it. On PostgreSQL it lets DO blocks and new
+routines run even when the benchmark server's user is a superuser, which the
+executor otherwise refuses: the evaluator runs every prediction as that same
+user anyway, so the agent trying one adds no reach.
+
 One deliberate difference: the agent's executor has its own connection, so
 objects that ``preprocess_sql`` makes session-local (``CREATE TEMP TABLE``)
 would be invisible to it; here they are created as ordinary tables instead.
@@ -23,6 +28,10 @@ from acts_sql.bench.errors import DatabaseSetupError
 from acts_sql.bench.models import Task
 from acts_sql.bench.servers import database_url
 from acts_sql.bench.task_runner import make_helpers, reset_sqlite_file
+from acts_sql.db.connect import open_database
+from acts_sql.db.executor import Executor
+from acts_sql.db.postgres import PostgresExecutor
+from acts_sql.db.url import parse_url
 
 _TEMPORARY = re.compile(
     r"\bCREATE(\s+(?:OR\s+REPLACE\s+)?)(?:(?:GLOBAL|LOCAL)\s+)?TEMP(?:ORARY)?\s+(TABLE|VIEW)\b",
@@ -71,3 +80,10 @@ def prepare_database(factory: DatabaseFactory, task: Task) -> PreparedDatabase:
         assert target.server_url is not None
         url = database_url(target.server_url, target.name)
     return PreparedDatabase(fresh, url, outcome.messages)
+
+
+def open_agent_executor(url: str) -> Executor:
+    """The agent's executor on a prepared database: writes on a throw-away copy."""
+    if parse_url(url).dialect == "postgresql":
+        return PostgresExecutor(url, allow_writes=True, privileged_routines=True)
+    return open_database(url, allow_writes=True)

@@ -26,11 +26,10 @@ from acts_sql.bench.evaluability import check_task
 from acts_sql.bench.evaluate import load_items
 from acts_sql.bench.loader import read_jsonl
 from acts_sql.bench.models import ScoredTask, Status, Task, TaskKey, TaskResult
-from acts_sql.bench.prepare import prepare_database
+from acts_sql.bench.prepare import open_agent_executor, prepare_database
 from acts_sql.bench.report import BenchReport, build_bench_report, write_report, write_results
 from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
-from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.engine.options import Method
 from acts_sql.engine.result import CorrectionResult
@@ -208,7 +207,7 @@ class BenchRun:
         except DatabaseSetupError as exc:
             return self._record(item, Status.ERROR, f"bench: {exc}")
         try:
-            executor = open_database(prepared.url, allow_writes=True)
+            executor = open_agent_executor(prepared.url)
         except ActsSqlError as exc:
             prepared.drop()
             return self._record(item, Status.ERROR, f"bench: cannot open the database: {exc}")

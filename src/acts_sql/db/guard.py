@@ -48,6 +48,8 @@ _RAW_CREATE = re.compile(
 )
 """What a CREATE that sqlglot keeps as raw text creates: its object kind."""
 _SQLITE_TRIGGER = re.compile(r"^\s*CREATE\s+(?:TEMP(?:ORARY)?\s+)?TRIGGER\b", re.IGNORECASE)
+_CODE = frozenset({"DO", "CREATE FUNCTION", "CREATE PROCEDURE"})
+"""Statements that bring code the guard cannot read (see `_unreadable_code`)."""
 _RAW_CREATE_DIALECTS = frozenset({"postgresql", "sqlite", "duckdb"})
 """Dialects where a raw CREATE of an ordinary object stays on the copy: object names there
 cannot point into another database (MySQL's can, and raw text cannot be checked for it)."""
@@ -72,12 +74,16 @@ def admit(
     allow_writes: bool = False,
     database: str | None = None,
     stand_ins: frozenset[str] = frozenset(),
+    routines: bool = True,
 ) -> Admission:
     """Decide whether `sql` may be sent.
 
     `database`: with writes allowed on MySQL, the one database (the sandbox
     copy) that qualified names may name. `stand_ins`: names of a scratch
     session's own TEMP tables, which INSERT, UPDATE and DELETE may change.
+    `routines=False`: with writes allowed, code the guard cannot read (DO
+    blocks, new functions and procedures) is blocked too; executors pass it
+    for a connection that could reach the server itself (a superuser).
     """
     d = get_dialect(dialect)
     verdict = check_statement(sql, d)
@@ -90,11 +96,13 @@ def admit(
         return Admission(True)
     if not allow_writes or verdict.category not in WRITE_CATEGORIES:
         return Admission(False, reason)
-    problem = sandbox_violation(sql, d, database)
+    problem = sandbox_violation(sql, d, database, routines=routines)
     return Admission(problem is None, problem or "")
 
 
-def sandbox_violation(sql: str, dialect: Dialect, database: str | None = None) -> str | None:
+def sandbox_violation(
+    sql: str, dialect: Dialect, database: str | None = None, *, routines: bool = True
+) -> str | None:
     """Why `sql` must not run even on a sandbox copy, or None when it may."""
     if dialect.name == "sqlite":
         sql = _without_sqlite_triggers(sql)
@@ -106,9 +114,34 @@ def sandbox_violation(sql: str, dialect: Dialect, database: str | None = None) -
         return f"cannot be checked: {error}"
     for statement in statements:
         problem = _statement_violation(statement, dialect, database)
+        if problem is None and not routines:
+            problem = _unreadable_code(statement)
         if problem is not None:
             return problem
     return None
+
+
+def _unreadable_code(statement: exp.Expr) -> str | None:
+    """Why `statement` must not run on a connection that can reach the server, or None.
+
+    A DO block or a new function or procedure holds code the guard cannot read; run by a
+    superuser it could start server programs or write server files (COPY ... TO PROGRAM
+    through dynamic SQL), which no copy contains."""
+    if isinstance(statement, exp.Command):
+        word = str(statement.this or "").upper()
+        match = _RAW_CREATE.match(str(statement.args.get("expression") or ""))
+        what = f"CREATE {match.group(1).upper()}" if word == "CREATE" and match else word
+    elif isinstance(statement, exp.Create):
+        what = f"CREATE {str(statement.args.get('kind') or '').upper()}"
+    else:
+        return None
+    if what not in _CODE:
+        return None
+    return (
+        f"{what} is not allowed: this connection may run server programs or write server "
+        "files (a superuser), and the guard cannot read the code it would run; "
+        "connect as an ordinary user to let routines run on the copy"
+    )
 
 
 def _statement_violation(statement: exp.Expr, dialect: Dialect, database: str | None) -> str | None:

@@ -199,6 +199,23 @@ def in_error(conn: Any) -> bool:
     return bool(conn.info.transaction_status == _require_driver().pq.TransactionStatus.INERROR)
 
 
+_REACHES_SERVER = """
+SELECT r.rolsuper OR coalesce((
+    SELECT bool_or(pg_has_role(r.oid, p.oid, 'MEMBER')) FROM pg_roles p
+    WHERE p.rolname IN ('pg_execute_server_program', 'pg_write_server_files')), false)
+FROM pg_roles r WHERE r.rolname = current_user
+"""
+
+
+def _reaches_server(conn: Any) -> bool:
+    """May this session run server programs or write server files? True when unsure."""
+    try:
+        row = conn.execute(_REACHES_SERVER).fetchone()
+    except Exception:
+        return True
+    return row is None or bool(row[0])
+
+
 class PostgresExecutor(ServerExecutor):
     """Runs statements on one PostgreSQL database that it never writes."""
 
@@ -212,8 +229,12 @@ class PostgresExecutor(ServerExecutor):
         max_rows: int | None = None,
         allow_writes: bool = False,
         sandbox: SandboxMode = "copy",
+        privileged_routines: bool = False,
     ) -> None:
         super().__init__(timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
+        self.privileged_routines = privileged_routines
+        """Let DO blocks and new routines run even when the connection could reach the
+        server (a superuser): only for a server that would run such code anyway."""
         self.url = url if isinstance(url, DatabaseURL) else parse_url(url)
         self.sandbox_mode: SandboxMode | None = None
         self._copy: Any = None
@@ -231,6 +252,8 @@ class PostgresExecutor(ServerExecutor):
         self.target = target
         self._conn: Any = None
         self._connect()
+        self.reaches_server = allow_writes and _reaches_server(self._conn)
+        """True when this connection may run server programs or write server files."""
 
     # ------------------------------------------------------------ connection
 
@@ -298,6 +321,9 @@ class PostgresExecutor(ServerExecutor):
 
     def _sandbox_database(self) -> str | None:
         return self.target.database
+
+    def _routines_allowed(self) -> bool:
+        return self.privileged_routines or not self.reaches_server
 
     def _close(self) -> None:
         if self._conn is not None:
@@ -432,7 +458,7 @@ def open_url(
     allow_writes: bool = False,
     sandbox: SandboxMode = "copy",
 ) -> PostgresExecutor:
-    """The `connect.open_database` entry point for postgresql:// URLs."""
+    """The `connect.open_database` entry point for postgresql:// URLs (superuser-safe)."""
     return PostgresExecutor(
         url, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes, sandbox=sandbox
     )

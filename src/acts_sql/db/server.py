@@ -70,6 +70,7 @@ class ServerExecutor(ABC):
             allow_writes=self.allow_writes,
             database=self._sandbox_database(),
             stand_ins=self._stand_ins(),
+            routines=self._routines_allowed(),
         )
         cap = self.default_max_rows if max_rows is None else max(0, max_rows)
         limit = timeout if timeout is not None else self.default_timeout
@@ -156,6 +157,10 @@ class ServerExecutor(ABC):
     def _stand_ins(self) -> frozenset[str]:
         """A scratch session's TEMP stand-ins, which its statements may write."""
         return frozenset()
+
+    def _routines_allowed(self) -> bool:
+        """With writes allowed: may DO blocks and new routines run (see `guard.admit`)?"""
+        return True
 
     @abstractmethod
     def _begin_batch(self, read_only: bool | None = None) -> ExecResult | None:
