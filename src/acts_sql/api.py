@@ -15,7 +15,13 @@ from pydantic import ValidationError
 
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
-from acts_sql.engine.budget import Budget
+from acts_sql.engine.budget import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_LLM_CALLS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_MAX_SECONDS,
+    Budget,
+)
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.runner import run_correction
@@ -34,10 +40,10 @@ def correct(
     dialect: str | None = None,
     llm: str | LLMBackend | None = None,
     method: str | Method = Method.ACTS,
-    max_llm_calls: int = 40,
-    max_nodes: int = 30,
-    max_depth: int = 8,
-    max_seconds: float = 600.0,
+    max_llm_calls: int = DEFAULT_MAX_LLM_CALLS,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_seconds: float = DEFAULT_MAX_SECONDS,
     execution_tools: bool = True,
     ambiguity_detection: bool = True,
     json_retries: int = 2,

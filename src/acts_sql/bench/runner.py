@@ -31,6 +31,12 @@ from acts_sql.bench.report import BenchReport, build_bench_report, write_report,
 from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.db.executor import Executor
+from acts_sql.engine.budget import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_LLM_CALLS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_MAX_SECONDS,
+)
 from acts_sql.engine.options import Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError
@@ -51,10 +57,10 @@ class MethodSpec(BaseModel):
     llm: str | None = None
     execution_tools: bool = True
     ambiguity_detection: bool = True
-    max_llm_calls: int = 40
-    max_nodes: int = 30
-    max_depth: int = 8
-    max_seconds: float = 600.0
+    max_llm_calls: int = DEFAULT_MAX_LLM_CALLS
+    max_nodes: int = DEFAULT_MAX_NODES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_seconds: float = DEFAULT_MAX_SECONDS
 
     @property
     def label(self) -> str:

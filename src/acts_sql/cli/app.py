@@ -28,6 +28,12 @@ from acts_sql.cli.options import (
 )
 from acts_sql.cli.render import progress_printer, show_result
 from acts_sql.cli.serve import serve
+from acts_sql.engine.budget import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_LLM_CALLS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_MAX_SECONDS,
+)
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
@@ -106,10 +112,10 @@ def fix(
     ] = None,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
-    max_llm_calls: MaxLlmCalls = 40,
-    max_nodes: MaxNodes = 30,
-    max_depth: MaxDepth = 8,
-    max_seconds: MaxSeconds = 600.0,
+    max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
+    max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+    max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+    max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
     timeout: Annotated[
         float | None,
         typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),

@@ -42,6 +42,12 @@ from acts_sql.cli.options import (
     NoAmbiguity,
     NoExecutionTools,
 )
+from acts_sql.engine.budget import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_LLM_CALLS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_MAX_SECONDS,
+)
 from acts_sql.engine.options import Method
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.spec import parse_llm_spec
@@ -240,10 +246,10 @@ def bench_bird_critic(
     ] = False,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
-    max_llm_calls: MaxLlmCalls = 40,
-    max_nodes: MaxNodes = 30,
-    max_depth: MaxDepth = 8,
-    max_seconds: MaxSeconds = 600.0,
+    max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
+    max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+    max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+    max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
     pg_url: PgOpt = None,
     mysql_url: MyOpt = None,
 ) -> None:

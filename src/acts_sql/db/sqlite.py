@@ -34,6 +34,7 @@ from acts_sql.db.result import ExecResult
 from acts_sql.db.sandbox import FileCopy, sqlite_backup
 from acts_sql.db.sqlite_errors import classify, failure_result
 from acts_sql.db.statements import split_statements
+from acts_sql.sql.safety_rules.tables import ARGUMENT_READ_PRAGMAS
 
 REFLECT_TIMEOUT_S = 10.0
 _PROGRESS_STEPS = 1000
@@ -52,18 +53,6 @@ _TEMP_ACTIONS = {
     sqlite3.SQLITE_DROP_VTABLE,
 }
 _ROW_WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
-_READ_PRAGMAS = {
-    "table_info",
-    "table_xinfo",
-    "table_list",
-    "index_list",
-    "index_info",
-    "index_xinfo",
-    "foreign_key_list",
-    "foreign_key_check",
-    "integrity_check",
-    "quick_check",
-}
 
 
 def quote_identifier(name: str) -> str:
@@ -96,7 +85,7 @@ class _Guard:
         if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
             return "ATTACH, DETACH and VACUUM INTO are not allowed"
         setting = action == sqlite3.SQLITE_PRAGMA and arg2 is not None
-        if setting and (arg1 or "").lower() not in _READ_PRAGMAS:
+        if setting and (arg1 or "").lower() not in ARGUMENT_READ_PRAGMAS:
             return f"PRAGMA {arg1} cannot be set here"
         if self.allow_temp:
             return None

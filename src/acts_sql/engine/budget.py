@@ -7,14 +7,19 @@ import time
 
 from pydantic import BaseModel, Field
 
+DEFAULT_MAX_LLM_CALLS = 40
+DEFAULT_MAX_NODES = 30
+DEFAULT_MAX_DEPTH = 8
+DEFAULT_MAX_SECONDS = 600.0
+
 
 class Budget(BaseModel):
     """Limits of one correction. When one runs out, the best candidate is returned."""
 
-    max_llm_calls: int = Field(40, ge=1)
-    max_nodes: int = Field(30, ge=1)
-    max_depth: int = Field(8, ge=1)
-    max_seconds: float = Field(600.0, gt=0)
+    max_llm_calls: int = Field(DEFAULT_MAX_LLM_CALLS, ge=1)
+    max_nodes: int = Field(DEFAULT_MAX_NODES, ge=1)
+    max_depth: int = Field(DEFAULT_MAX_DEPTH, ge=1)
+    max_seconds: float = Field(DEFAULT_MAX_SECONDS, gt=0)
 
 
 class BudgetExhaustedError(Exception):
