@@ -41,3 +41,32 @@ def scripted(script: dict[str, list[Any]]) -> RecordingBackend:
         for purpose, replies in script.items()
     }
     return RecordingBackend(ScriptedBackend(encoded))
+
+
+JUDGED_WRONG_SQL = (
+    "SELECT r.room_id, r.name\nFROM rooms AS r\nJOIN bookings AS b ON b.room_id = r.room_id\n"
+    "GROUP BY r.room_id, r.name\nHAVING COUNT(*) > 4\nORDER BY r.room_id"
+)
+
+
+def judge_story() -> dict[str, list[str]]:
+    """Figure 3 with a wrong first branch that the JUDGE rejects.
+
+    In the demo script the first branch's candidate returns the user's rows and
+    the engine refuses it before any judge sees it. Here it returns other rows
+    (rooms with more than four bookings), so the judge rejects it with a
+    reason and a backtrack target, then accepts the second branch.
+    """
+    script = demo_script("figure3")
+    first = json.loads(script["generate_sql"][0])
+    script["generate_sql"][0] = json.dumps({**first, "sql": JUDGED_WRONG_SQL})
+    reject = {
+        "reason": "this lists every room with many bookings, even when the bookings are hours "
+        "apart; 'overlapping' means the time ranges intersect",
+        "verdict": "reject",
+        "group": None,
+        "backtrack_to": "n1",
+        "new_nodes": [],
+    }
+    script["judge"] = [json.dumps(reject), *script["judge"]]
+    return script

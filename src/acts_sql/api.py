@@ -22,7 +22,7 @@ from acts_sql.engine.budget import (
     DEFAULT_MAX_SECONDS,
     Budget,
 )
-from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.engine.options import DEFAULT_TEMPERATURE, CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.runner import run_correction
 from acts_sql.engine.trace import TraceEvent
@@ -47,6 +47,9 @@ def correct(
     execution_tools: bool = True,
     ambiguity_detection: bool = True,
     json_retries: int = 2,
+    candidates: int | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
+    expect_same_rows: bool | None = None,
     timeout: float | None = None,
     max_rows: int | None = None,
     allow_writes: bool = False,
@@ -58,7 +61,11 @@ def correct(
     Executor. Without `sql`, the initial SQL is generated from `question`
     (text-to-SQL mode) and then corrected. `llm` is an LLM SPEC string
     (`openai:MODEL`, `scripted:PATH`, `local:NAME`, ...) or a backend object.
-    `timeout` (seconds per statement), `max_rows` and `allow_writes` (writes
+    `candidates` is the pool size per SQL-writing node (greedy + samples at
+    `temperature`; None: the backend's default, 1 for scripted backends).
+    `expect_same_rows` says whether the issue is about speed, so that a
+    candidate returning the user's rows may be accepted (None: from the
+    issue's words). `timeout` (seconds per statement), `max_rows` and `allow_writes` (writes
     run on a throw-away copy, never the original) apply when `db` is a URL.
     """
     question = (question or "").strip()
@@ -76,6 +83,9 @@ def correct(
         execution_tools=execution_tools,
         ambiguity_detection=ambiguity_detection,
         json_retries=json_retries,
+        candidates=candidates,
+        temperature=temperature,
+        expect_same_rows=expect_same_rows,
     )
     wanted = get_dialect(dialect).name if dialect else None
     backend = llm if isinstance(llm, LLMBackend) else parse_llm_spec(llm)

@@ -45,3 +45,20 @@ class ScriptExhaustedError(LLMError):
 
 class SqlParseError(ActsSqlError):
     """SQL that sqlglot cannot parse; details hold line, column, dialect."""
+
+
+class LLMDeadlineError(LLMError):
+    """An LLM call stopped because its deadline (``LLMRequest.timeout_s``) passed.
+
+    The engine sets that deadline to what is left of the run's wall time, so
+    this means the run's time is up. Details: ``purpose``, ``seconds`` (the
+    call's time limit) and ``elapsed``.
+    """
+
+    @property
+    def purpose(self) -> str:
+        return str(self.details.get("purpose", ""))
+
+    @property
+    def seconds(self) -> float:
+        return float(self.details.get("seconds", 0.0))

@@ -8,6 +8,7 @@ field does not fail validation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -56,18 +57,43 @@ class Plan(_Lenient):
     nodes: list[PlanNode] = Field(min_length=1)
 
 
-class ChooseDecision(_Lenient):
-    """Among several children, the one to follow next."""
+def _require(*names: str) -> Callable[[dict[str, Any]], None]:
+    """A json_schema_extra that marks fields required in the schema sent to the LLM.
 
-    cursor: str
+    Validation stays lenient (the fields have defaults), but a model that writes
+    JSON from the schema writes them, in declaration order: the reason first.
+    """
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["required"] = list(names)
+
+    return extra
+
+
+class ChooseDecision(_Lenient):
+    """Among several children, the one to follow next (the reason is written first)."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_require("reason", "cursor"))
+
     reason: str = ""
+    cursor: str
 
 
 class JudgeDecision(_Lenient):
-    """The agent's verdict on an executed candidate."""
+    """The agent's verdict on the result groups of a node's candidates.
 
-    verdict: Literal["accept", "reject"]
+    The reason comes first and is part of the verdict: an "accept" whose
+    reason says the candidate is wrong is not an acceptance. `group` names the
+    accepted result group (A, B, ...); with one group it may be omitted.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore", json_schema_extra=_require("reason", "verdict", "group")
+    )
+
     reason: str = ""
+    verdict: Literal["accept", "reject"]
+    group: str | None = None
     backtrack_to: str | None = None
     new_nodes: list[PlanNode] = Field(default_factory=list)
 

@@ -120,8 +120,12 @@ def test_acts_method_works_on_a_copy_of_the_prepared_database(dev_sqlite, tmp_pa
         ],
     }
     generated = {"sql": "\n".join(solutions[task_id].sol_sql), "rationale": "fixed"}
-    judge = {"verdict": "accept", "reason": "right rows", "backtrack_to": None, "new_nodes": []}
-    backend = scripted({"plan": [plan], "generate_sql": [generated], "judge": [judge]})
+    # the judge sees two groups: A (the raw rewrite, first seen) and B (the solution)
+    judge = {"reason": "right rows", "verdict": "accept", "group": "B", "backtrack_to": None}
+    raw = "```sql\nSELECT COUNT(*) FROM items\n```"  # the raw rewrite: a wrong candidate
+    backend = scripted(
+        {"plan": [plan], "correct": [raw], "generate_sql": [generated], "judge": [judge]}
+    )
     request = BenchRequest(
         tasks=root / "tasks" / "sqlite500.jsonl",
         gt=root / "dev",
@@ -132,7 +136,7 @@ def test_acts_method_works_on_a_copy_of_the_prepared_database(dev_sqlite, tmp_pa
     report = run_bench(request, backend=backend)
     assert report.overall.passed == 1, report
     record = json.loads((tmp_path / "acts" / "records.jsonl").read_text())
-    assert record["status"] == Status.PASSED and record["llm_calls"] == 3
+    assert record["status"] == Status.PASSED and record["llm_calls"] == 4
     trace = json.loads((tmp_path / "acts" / record["trace_file"]).read_text())
     # the agent saw the table that preprocess_sql creates (a TEMP table there)
     ran = next(n for n in trace["tree"] if n["id"] == "n1")

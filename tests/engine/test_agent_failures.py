@@ -7,7 +7,7 @@ import json
 import pytest
 
 from acts_sql import correct
-from support import demo_script, scripted
+from support import demo_script, judge_story, scripted
 
 GOOD_PLAN = demo_script("figure3")["plan"][0]
 
@@ -102,19 +102,32 @@ def test_plan_that_stays_invalid_falls_back_to_the_default_plan(demo_db, demo_ta
     assert result.accepted is True
 
 
-def test_choice_of_unknown_node_falls_back_to_the_first_branch(demo_db, demo_tasks):
+def test_choice_of_unknown_node_falls_back_to_the_first_branch_without_a_second_call(
+    demo_db, demo_tasks
+):
     script = demo_script("figure3")
     script["choose"] = [json.dumps({"cursor": "n7", "reason": "?"})] * 3
     result, llm = run(demo_db, demo_tasks["figure3"], script)
 
-    assert "cursor 'n7' is not one of ['n1.1', 'n1.2']" in llm.prompts("choose")[1]
+    assert len(llm.prompts("choose")) == 1
     failed = events(result, "choice_failed")
     assert len(failed) == 1 and failed[0].data["cursor"] == "n1.1"
-    assert result.accepted is True  # n1.1 rejected, backtrack, n1.2 accepted
+    assert "cursor 'n7' is not one of ['n1.1', 'n1.2']" in failed[0].data["reason"]
+    assert result.accepted is True  # n1.1 refused, backtrack, n1.2 accepted
+
+
+def test_choose_schema_only_admits_the_open_branches(demo_db, demo_tasks):
+    script = demo_script("figure3")
+    _, llm = run(demo_db, demo_tasks["figure3"], script)
+    request = next(r for r in llm.requests if r.purpose == "choose")
+    cursor = request.json_schema["properties"]["cursor"]
+    assert cursor["enum"] == ["n1.1", "n1.2"]
+    # the reason is written before the choice
+    assert request.json_schema["required"] == ["reason", "cursor"]
 
 
 def test_judge_naming_an_unknown_backtrack_target_is_reasked(demo_db, demo_tasks):
-    script = demo_script("figure3")
+    script = judge_story()
     reject = json.loads(script["judge"][0])
     script["judge"] = [json.dumps({**reject, "backtrack_to": "n42"}), *script["judge"]]
     result, llm = run(demo_db, demo_tasks["figure3"], script)
@@ -124,7 +137,7 @@ def test_judge_naming_an_unknown_backtrack_target_is_reasked(demo_db, demo_tasks
 
 
 def test_judge_that_never_answers_rejects_and_the_engine_backtracks(demo_db, demo_tasks):
-    script = demo_script("figure3")
+    script = judge_story()
     script["judge"] = ['{"verdict": "maybe"}'] * 3 + script["judge"][1:]
     result, _ = run(demo_db, demo_tasks["figure3"], script)
 
@@ -137,25 +150,27 @@ def test_judge_that_never_answers_rejects_and_the_engine_backtracks(demo_db, dem
     assert result.accepted is True
 
 
-def test_judge_cannot_accept_a_candidate_that_does_not_execute(demo_db, demo_tasks):
+def test_a_candidate_that_does_not_execute_is_repaired_never_judged(demo_db, demo_tasks):
     script = demo_script("figure3")
     script["generate_sql"] = [
         json.dumps({"sql": "SELECT room_id FROM no_such_table", "rationale": "x"}),
         script["generate_sql"][1],
     ]
-    accept = script["judge"][1]
+    script["fix_syntax"] = [json.dumps({"sql": "SELECT room_id FROM still_no_table"})]
+    accept = script["judge"][0]
     script["judge"] = [accept, accept]
-    result, _ = run(demo_db, demo_tasks["figure3"], script)
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
 
     first = events(result, "judgement")[0]
-    assert first.data["verdict"] == "reject"
-    assert "does not execute" in first.summary
+    assert first.node == "n1.1.fix" and first.data["by"] == "engine"
+    assert "the repair does not run either" in first.summary
+    assert len(llm.prompts("judge")) == 1  # only the candidate that runs was judged
     assert result.accepted is True
     assert "no_such_table" not in result.sql
 
 
 def test_new_nodes_with_a_cycle_are_refused(demo_db, demo_tasks):
-    script = demo_script("figure3")
+    script = judge_story()
     reject = json.loads(script["judge"][0])
     cyclic = [
         {"id": "m1", "tool": "run_sql", "input": {"sql": "SELECT 1"}, "children": ["m2"]},
@@ -168,7 +183,7 @@ def test_new_nodes_with_a_cycle_are_refused(demo_db, demo_tasks):
 
 
 def test_grafted_nodes_run_after_backtracking(demo_db, demo_tasks):
-    script = demo_script("figure3")
+    script = judge_story()
     reject = json.loads(script["judge"][0])
     graft = [
         {

@@ -14,8 +14,9 @@ def test_without_ambiguity_detection_the_node_is_skipped(demo_db, demo_tasks):
     llm = scripted(
         {
             "plan": script["plan"],
+            "correct": script["correct"],
             "generate_sql": script["generate_sql"][1:],
-            "judge": script["judge"][1:],
+            "judge": script["judge"],
         }
     )
     result = correct(demo_db, task.question, task.sql, llm=llm, ambiguity_detection=False)
@@ -39,7 +40,7 @@ def test_without_execution_tools_the_agent_sees_no_results(demo_db, demo_tasks):
     nodes = {n["id"]: n for n in result.tree}
     assert nodes["n1"]["status"] == "skipped"  # inspect_columns is an execution tool
     judge_prompt = llm.prompts("judge")[0]
-    assert "(execution results are not available in this configuration)" in judge_prompt
+    assert "result: (not shown in this configuration)" in judge_prompt
     assert "126" not in judge_prompt  # the candidate's rows stay hidden
     assert "Its execution result:\n(not shown)" in llm.prompts("plan")[0]
     # the engine still executes the candidate before accepting it
@@ -141,3 +142,38 @@ def test_a_rerun_through_the_llm_cache_is_replayed_and_identical(demo_db, demo_t
     assert second.sql == first.sql and second.accepted
     calls = [e for e in second.trace if e.kind == "llm_call"]
     assert all(e.data["replayed"] for e in calls)
+
+
+def test_vote_takes_the_largest_group_of_results_that_run(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    right = task.right_sql
+    odd = "SELECT room_id, name FROM rooms WHERE room_id = 6"
+    replies = [
+        f"```sql\n{odd}\n```",  # greedy: a lone wrong answer
+        f"```sql\n{right}\n```",
+        "```sql\nSELECT nope FROM nowhere\n```",  # does not run: no vote
+        f"The fix:\n```sql\n{right.lower()}\n```",  # the same SQL again: a vote
+        "```sql\nSELECT room_id, name FROM rooms WHERE room_id IN (1, 5) ORDER BY room_id\n```",
+    ]
+    llm = scripted({"correct": replies})
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, method="vote", candidates=5, temperature=0.9
+    )
+
+    assert result.accepted is True
+    assert " ".join(result.sql.split()) == " ".join(right.split())
+    winner = next(g for g in result.groups if g["votes"] == 3)  # right twice + same rows once
+    assert len(winner["members"]) == 2
+    requests = llm.requests
+    assert [r.temperature for r in requests] == [0.0, 0.9, 0.9, 0.9, 0.9]
+    assert [r.seed for r in requests] == [None, 1, 2, 3, 4]
+    duplicates = [e for e in result.trace if e.kind == "candidate" and e.data["duplicate"]]
+    assert len(duplicates) == 1
+    assert "3 of 5" in result.reason
+
+
+def test_vote_with_nothing_that_runs_is_not_accepted(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    llm = scripted({"correct": ["```sql\nSELECT nope FROM nowhere\n```"] * 3})
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
+    assert result.accepted is False and "no sample runs" in result.reason

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from acts_sql import correct
+from acts_sql.db.connect import open_database
+from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.runner import run_correction
 from acts_sql.sql.normalize import normalize_sql
-from support import demo_script, scripted
+from support import demo_script, judge_story, scripted
 
 
 def same_sql(a: str, b: str) -> bool:
@@ -15,7 +18,7 @@ def nodes_by_id(result):
     return {n["id"]: n for n in result.tree}
 
 
-def test_figure3_backtracks_from_the_wrong_reading_to_the_right_one(demo_db, demo_tasks):
+def test_figure3_refuses_the_users_reading_and_backtracks_to_the_right_one(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     llm = scripted(demo_script("figure3"))
     result = correct(demo_db, task.question, task.sql, llm=llm)
@@ -26,53 +29,97 @@ def test_figure3_backtracks_from_the_wrong_reading_to_the_right_one(demo_db, dem
     # the ambiguity node expanded into one branch per interpretation
     assert nodes["n1"]["children"][:2] == ["n1.1", "n1.2"]
     assert nodes["n1.1"]["input"]["hypothesis"].endswith(task.interpretations[0])
-    # the wrong branch was rejected with the judge's reason, the right one accepted
+    # the first branch's pool: the raw rewrite (the user's SQL) and a rewrite with the
+    # user's rows; the engine refuses both before any judge sees them
     assert nodes["n1.1"]["status"] == "rejected"
-    assert "intersect" in nodes["n1.1"]["reason"]
+    assert "same SQL as the user's" in nodes["n1.1"]["reason"]
+    assert "rows of the user's SQL" in nodes["n1.1"]["reason"]
+    refusals = [e for e in result.trace if e.kind == "refusal"]
+    assert [e.node for e in refusals] == ["n1.1", "n1.1"]
     assert nodes["n1.2"]["status"] == "accepted"
-    # the trace shows the pruned branch, why, and the backtrack the agent asked for
     pruned = [e for e in result.trace if e.kind == "pruned"]
     assert len(pruned) == 1 and pruned[0].node == "n1.1"
-    assert "hours apart" in pruned[0].data["reason"]
     backtrack = next(e for e in result.trace if e.kind == "backtrack")
-    assert backtrack.data == {"to": "n1", "by": "agent"}
-    # every LLM call is recorded with its purpose
+    assert backtrack.data == {"to": "n1", "by": "engine"}
+    # every LLM call is recorded with its purpose; the judge saw only n1.2
     purposes = [e.purpose for e in result.trace if e.kind == "llm_call"]
     assert purposes == [
         "plan",
         "detect_ambiguities",
         "choose",
         "generate_sql",
-        "judge",
+        "correct",
         "generate_sql",
         "judge",
     ]
     assert result.usage.llm_calls == 7
-    # the accepted SQL's rows: only rooms with intersecting bookings
     assert result.result is not None and result.result.status == "ok"
-    assert result.result.row_count >= 1
+    assert [row[0] for row in result.result.rows] == [1, 5]
+
+
+def test_figure3_judge_rejects_with_a_reason_and_names_the_backtrack_target(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    llm = scripted(judge_story())
+    result = correct(demo_db, task.question, task.sql, llm=llm)
+
+    assert result.accepted is True
+    nodes = nodes_by_id(result)
+    assert nodes["n1.1"]["status"] == "rejected"
+    assert "intersect" in nodes["n1.1"]["reason"]
+    pruned = [e for e in result.trace if e.kind == "pruned"]
+    assert len(pruned) == 1 and "hours apart" in pruned[0].data["reason"]
+    backtrack = next(e for e in result.trace if e.kind == "backtrack")
+    assert backtrack.data == {"to": "n1", "by": "agent"}
+    # the judge wrote its reason before its verdict (the schema's order)
+    request = next(r for r in llm.requests if r.purpose == "judge")
+    assert request.json_schema["required"][:2] == ["reason", "verdict"]
 
 
 def test_rejected_candidate_is_not_judged_again(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
-    script = demo_script("figure3")
+    script = judge_story()
     # the agent's second attempt repeats the rejected SQL: the engine rejects
     # it without a judge call and goes on with what is left
-    script["generate_sql"] = [script["generate_sql"][0], script["generate_sql"][0]]
+    script["generate_sql"] = [script["generate_sql"][0]] * 3
     script["judge"] = script["judge"][:1]
     llm = scripted(script)
     result = correct(demo_db, task.question, task.sql, llm=llm, max_llm_calls=12)
 
     judgements = [e for e in result.trace if e.kind == "judgement"]
     assert [j.data["by"] for j in judgements[:2]] == ["agent", "engine"]
-    assert "same SQL as the candidate rejected at n1.1" in judgements[1].summary
+    assert "already rejected" in judgements[1].summary
     assert len(llm.prompts("judge")) == 1
+    # a greedy answer that repeats a rejected SQL is asked again, told not to repeat it
+    retry_prompts = [p for p in llm.prompts("generate_sql") if "Do not repeat this SQL" in p]
+    assert retry_prompts
     assert result.accepted is False
+
+
+def test_syntax_error_is_repaired_by_sqlglot_first_at_no_llm_cost(demo_db, demo_tasks):
+    task = demo_tasks["case_5_4"]
+    llm = scripted(demo_script("case_5_4"))
+    result = correct(demo_db, task.question, task.sql, llm=llm)
+
+    assert result.accepted is True
+    assert same_sql(result.sql, task.right_sql)
+    winner = next(c for c in result.candidates if c["verdict"] == "accepted")
+    assert winner["origin"] == "rule:reparse"  # sqlglot reads past the dangling comma
+    assert not llm.prompts("decompose") and not llm.prompts("fix_syntax")
 
 
 def test_syntax_error_goes_through_split_fix_syntax(demo_db, demo_tasks):
     task = demo_tasks["case_5_4"]
-    result = correct(demo_db, task.question, task.sql, llm=scripted(demo_script("case_5_4")))
+    executor = open_database(demo_db)
+    try:  # without deterministic repairs, the failing pool goes to split_fix_syntax
+        result = run_correction(
+            executor=executor,
+            llm=scripted(demo_script("case_5_4")),
+            question=task.question,
+            sql=task.sql,
+            options=CorrectionOptions(rule_candidates=False),
+        )
+    finally:
+        executor.close()
 
     assert result.accepted is True
     assert same_sql(result.sql, task.right_sql)
@@ -93,6 +140,7 @@ def test_syntax_error_goes_through_split_fix_syntax(demo_db, demo_tasks):
     # the syntax-error candidate itself was not judged
     judged = [e.node for e in result.trace if e.kind == "judgement"]
     assert judged == ["n1.2.fix"]
+    assert [e.node for e in result.trace if e.kind == "fix_inserted"] == ["n1.2"]
 
 
 def test_figure1_inspects_values_before_choosing(demo_db, demo_tasks):

@@ -35,10 +35,25 @@ def test_invalid_plans_are_refused_with_a_reason(nodes, cursor, message):
         check_plan(Plan(cursor=cursor, nodes=nodes), TOOLS)
 
 
-def test_nodes_unreachable_from_the_cursor_are_dropped():
+def test_nodes_unreachable_from_the_cursor_are_chained_after_the_node_listed_before():
     tree = tree_of(node("a", "detect_ambiguities", ["b"]), node("b"), node("orphan"))
-    assert list(tree.nodes) == ["a", "b"]
+    assert list(tree.nodes) == ["a", "b", "orphan"]
     assert tree["b"].parent == "a" and tree["b"].depth == 2
+    assert tree["orphan"].parent == "b" and tree["orphan"].origin == "plan:chained"
+
+
+def test_a_flat_plan_runs_in_the_order_given():
+    tree = tree_of(node("a", "inspect_columns"), node("b", "run_sql"), node("c"))
+    assert [n.parent for n in tree.nodes.values()] == [None, "a", "b"]
+    assert tree["a"].children == ["b"] and tree["b"].children == ["c"]
+
+
+def test_an_orphan_keeps_its_own_subtree_when_chained():
+    tree = tree_of(
+        node("a", "detect_ambiguities"), node("x", "run_sql", ["y"]), node("y"), node("z")
+    )
+    assert tree["x"].parent == "a" and tree["y"].parent == "x"
+    assert tree["z"].parent == "y"  # chained under the node listed just before it
 
 
 def test_prune_branch_marks_the_subtree_below_the_common_ancestor():

@@ -63,17 +63,13 @@ def overlap_script() -> dict[str, list[Any]]:
             }
         ],
         "choose": [{"cursor": "n1.1", "reason": "try the first reading"}],
+        "correct": [f"```sql\n{USER_SQL}\n```"],  # the raw rewrite: refused, it changes nothing
         "generate_sql": [
             {"sql": "DROP TABLE bookings", "rationale": "rebuild from scratch"},
             {"sql": RIGHT_SQL, "rationale": "pair bookings whose ranges intersect"},
         ],
+        # the blocked DROP and the refused raw rewrite never reach the judge
         "judge": [
-            {
-                "verdict": "reject",
-                "reason": "it was blocked: it would destroy data",
-                "backtrack_to": "n1",
-                "new_nodes": [],
-            },
             {
                 "verdict": "accept",
                 "reason": "rooms with intersecting bookings",
@@ -91,9 +87,9 @@ def test_correct_on_a_server_blocks_drop_table_and_finds_the_fix(server: Engine)
     assert result.sql == RIGHT_SQL
     assert result.dialect == ("mysql" if server.name == "mysql" else "postgresql")
     assert result.result is not None and result.result.rows == [[1, "Atlas"]]
-    candidates = [e for e in result.trace if e.kind == "candidate"]
-    assert candidates[0].data["status"] == "blocked"
-    assert candidates[0].data["sql"] == "DROP TABLE bookings"
+    candidates = {e.data["sql"]: e.data for e in result.trace if e.kind == "candidate"}
+    assert candidates["DROP TABLE bookings"]["status"] == "blocked"
+    assert candidates[USER_SQL]["verdict"] == "refused"
     nodes = {n["id"]: n for n in result.tree}
     assert nodes["n1.1"]["status"] == "rejected"
     assert nodes["n1.2"]["status"] == "accepted"
@@ -106,7 +102,12 @@ def test_correct_on_a_server_blocks_drop_table_and_finds_the_fix(server: Engine)
 def test_acts_sql_fix_cli_on_a_server(server: Engine, tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(
-        json.dumps({k: [json.dumps(r) for r in v] for k, v in overlap_script().items()})
+        json.dumps(
+            {
+                k: [r if isinstance(r, str) else json.dumps(r) for r in v]
+                for k, v in overlap_script().items()
+            }
+        )
     )
     outcome = CliRunner().invoke(
         app,
@@ -179,6 +180,7 @@ def test_management_task_is_tried_and_verified_on_a_copy(server: Engine) -> None
                 ],
             }
         ],
+        "correct": [f"```sql\n{MANAGEMENT_SQL}\n```"],  # the raw rewrite repeats the user's
         "generate_sql": [{"sql": MANAGEMENT_FIX, "rationale": "the table is customers"}],
         "judge": [
             {

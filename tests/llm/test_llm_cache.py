@@ -100,6 +100,46 @@ def test_another_model_is_a_miss(tmp_path: Path) -> None:
     assert request_key("fake:small", request()) != request_key("fake:large", request())
 
 
+def test_the_key_ignores_the_time_left_so_a_replay_always_hits(tmp_path: Path) -> None:
+    assert request_key("m", request(timeout_s=12.5)) == request_key("m", request())
+    inner = CountingBackend()
+    cached = CachedBackend(inner, tmp_path)
+    cached.complete(request(timeout_s=600.0))
+    assert cached.complete(request(timeout_s=0.4)).text == "reply 1 to plan"
+    assert cached.complete(request()).text == "reply 1 to plan"
+    assert inner.calls == 1
+    assert "timeout_s" not in json.loads(cached.entry_path(request()).read_text())["request"]
+
+
+class StoppedBackend(CountingBackend):
+    """Says why each reply ended."""
+
+    def __init__(self, stopped_by: str) -> None:
+        super().__init__()
+        self.stopped_by = stopped_by
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        response = super().complete(request)
+        response.usage.stopped_by = self.stopped_by
+        return response
+
+
+def test_a_reply_cut_short_by_its_deadline_is_not_recorded(tmp_path: Path) -> None:
+    inner = StoppedBackend("deadline")
+    cached = CachedBackend(inner, tmp_path)
+    assert cached.complete(request(timeout_s=0.5)).usage.stopped_by == "deadline"
+    assert cached.complete(request(timeout_s=60.0)).text == "reply 2 to plan"  # asked again
+    assert not any(tmp_path.rglob("*.json"))
+    assert cached.stats.as_dict() == {"hits": 0, "misses": 2, "repaired": 0, "unwritten": 0}
+
+
+def test_why_a_reply_ended_is_replayed(tmp_path: Path) -> None:
+    cached = CachedBackend(StoppedBackend("length"), tmp_path)
+    cached.complete(request())
+    replayed = cached.complete(request())
+    assert replayed.usage.replayed and replayed.usage.stopped_by == "length"
+
+
 def test_the_key_ignores_json_key_order() -> None:
     one = request(json_schema={"type": "object", "required": ["sql"]})
     two = request(json_schema={"required": ["sql"], "type": "object"})

@@ -4,6 +4,7 @@ process, serialized calls (with a stand-in llama), and the real 0.5B model
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -14,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from acts_sql.errors import LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
 from acts_sql.llm import local
 from acts_sql.llm.base import LLMRequest, Message
 from acts_sql.llm.local import (
+    DeadlineGuard,
     LocalBackend,
     LocalContextError,
     RepetitionGuard,
@@ -88,13 +90,19 @@ def fake_formatter(*, messages: list[dict[str, str]]) -> Formatted:
 class FakeLlama:
     """Word tokens; KV state like llama.cpp's; replies taken from a queue, token by token."""
 
-    def __init__(self, replies: list[str], *, delay_s: float = 0.0) -> None:
+    def __init__(
+        self, replies: list[str], *, delay_s: float = 0.0, token_delay_s: float = 0.0
+    ) -> None:
         self.vocab: dict[str, int] = {}
         self.words: dict[int, str] = {}
         self.input_ids = Ids()
         self.n_tokens = 0
         self.replies = list(replies)
         self.delay_s = delay_s
+        self.token_delay_s = token_delay_s
+        self.prompt_deadline: float | None = None
+        self.prompt_error: Exception | None = None  # raised while "evaluating the prompt"
+        self.deadlines_seen: list[float | None] = []
         self.active = 0
         self.max_active = 0
         self.calls: list[dict[str, Any]] = []
@@ -116,6 +124,9 @@ class FakeLlama:
         self.max_active = max(self.max_active, self.active)
         try:
             time.sleep(self.delay_s)
+            self.deadlines_seen.append(self.prompt_deadline)
+            if self.prompt_error is not None:
+                raise self.prompt_error
             self.calls.append({"prompt": prompt, "max_tokens": max_tokens, **kwargs})
             reply = self.tokenize(self.replies.pop(0).encode(), False, False)
             generated: list[int] = []
@@ -124,6 +135,7 @@ class FakeLlama:
                 if len(generated) == max_tokens:
                     finish = "length"
                     break
+                time.sleep(self.token_delay_s)
                 generated.append(token)
                 if kwargs["stopping_criteria"](Ids(prompt + generated), None):
                     break
@@ -171,11 +183,19 @@ def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict
     monkeypatch.setattr(local, "llama_cpp_available", lambda: True)
     path = tmp_path / "fake.gguf"
     path.write_bytes(b"GGUF")
-    state: dict[str, Any] = {"path": path, "loads": 0, "replies": [], "delay_s": 0.0}
+    state: dict[str, Any] = {
+        "path": path,
+        "loads": 0,
+        "replies": [],
+        "delay_s": 0.0,
+        "token_delay_s": 0.0,
+    }
 
     def load(self: LocalBackend, model_path: Path) -> FakeLoaded:
         state["loads"] += 1
-        state["llama"] = FakeLlama(state["replies"], delay_s=state["delay_s"])
+        state["llama"] = FakeLlama(
+            state["replies"], delay_s=state["delay_s"], token_delay_s=state["token_delay_s"]
+        )
         state["loaded"] = FakeLoaded(state["llama"], model_path, self.n_threads)
         return state["loaded"]
 
@@ -225,6 +245,21 @@ def test_the_schema_becomes_a_grammar_and_the_request_settings_are_passed(
     assert (call["temperature"], call["seed"], call["max_tokens"]) == (0.0, 7, 100)
     ask(backend, "y")
     assert fake_model["llama"].calls[1]["grammar"] is None
+
+
+def test_a_request_seed_tells_the_samples_of_a_pool_apart(fake_model: dict[str, Any]) -> None:
+    fake_model["replies"] += ["a", "b", "c"]
+    backend = LocalBackend(str(fake_model["path"]), seed=7)
+    for seed in (None, 1, 2):
+        request = LLMRequest(
+            purpose="generate_sql",
+            messages=[Message(role="user", content="x")],
+            temperature=0.8,
+            seed=seed,
+        )
+        backend.complete(request)
+    assert [c["seed"] for c in fake_model["llama"].calls] == [7, 8, 9]
+    assert {c["temperature"] for c in fake_model["llama"].calls} == {0.8}
 
 
 def test_a_verbatim_loop_is_cut_after_its_first_copy(fake_model: dict[str, Any]) -> None:
@@ -349,6 +384,151 @@ def test_bad_settings_are_spec_errors(
 ) -> None:
     with pytest.raises(LLMSpecError, match=message):
         LocalBackend(str(fake_model["path"]), **options)
+
+
+# -- deadlines (LLMRequest.timeout_s) -------------------------------------------------
+
+
+def test_the_deadline_guard_fires_once_the_deadline_passes() -> None:
+    guard = DeadlineGuard(time.perf_counter() + 0.05)
+    assert not guard(Ids([1, 2]), None) and not guard.fired
+    time.sleep(0.06)
+    assert guard(Ids([1, 2, 3]), None) and guard.fired
+
+
+def test_decoding_stops_at_the_deadline_with_the_partial_reply(fake_model: dict[str, Any]) -> None:
+    words = [f"w{i}" for i in range(40)]
+    fake_model["replies"] += [f'{{"sql": "SELECT {" ".join(words)}"}}', "a b c"]
+    fake_model["token_delay_s"] = 0.02  # 42 tokens: 0.84 s without a deadline
+    backend = LocalBackend(str(fake_model["path"]))
+    started = time.perf_counter()
+    text, usage = ask(backend, "x", timeout_s=0.25)
+    assert time.perf_counter() - started < 0.5
+    assert usage.stopped_by == "deadline"
+    assert backend.last_call is not None and backend.last_call.stopped_by == "deadline"
+    full = f'{{"sql": "SELECT {" ".join(words)}"}}'
+    assert full.startswith(text) and 3 <= len(text.split()) < 20  # what was written so far
+    assert usage.completion_tokens == len(text.split())
+    # with time to spare the reply is whole, and says it ended by itself
+    text, usage = ask(backend, "y", timeout_s=30.0)
+    assert text == "a b c" and usage.stopped_by == "stop"
+
+
+def test_the_prompt_deadline_is_handed_to_the_llama_for_one_call(
+    fake_model: dict[str, Any],
+) -> None:
+    fake_model["replies"] += ["a", "b"]
+    backend = LocalBackend(str(fake_model["path"]))
+    before = time.perf_counter()
+    ask(backend, "x", timeout_s=5.0)
+    ask(backend, "y")
+    llama = fake_model["llama"]
+    timed, untimed = llama.deadlines_seen
+    assert timed is not None and before + 5.0 <= timed <= time.perf_counter() + 5.0
+    assert untimed is None and llama.prompt_deadline is None  # cleared after each call
+
+
+def test_a_prompt_that_cannot_be_evaluated_in_time_is_a_deadline_error(
+    fake_model: dict[str, Any],
+) -> None:
+    backend = LocalBackend(str(fake_model["path"]))
+    backend.load()
+    fake_model["llama"].prompt_error = local._PromptDeadline(512, 2000, 4.2)
+    with pytest.raises(LLMDeadlineError) as caught:
+        ask(backend, "x", purpose="judge", timeout_s=1.5)
+    error = caught.value
+    assert isinstance(error, LLMError)
+    assert error.purpose == "judge" and error.seconds == 1.5
+    assert str(error).startswith("wall time:")
+    assert "512 of 2000 tokens" in str(error) and "4.2 s" in str(error)
+
+
+def test_a_call_whose_deadline_has_passed_does_not_start(fake_model: dict[str, Any]) -> None:
+    fake_model["replies"] += ["never"]
+    backend = LocalBackend(str(fake_model["path"]))
+    with pytest.raises(LLMDeadlineError, match="before the prompt was evaluated"):
+        ask(backend, "x", timeout_s=0.0)
+    assert fake_model["llama"].calls == []
+
+
+def test_waiting_for_a_busy_model_stops_at_the_deadline(fake_model: dict[str, Any]) -> None:
+    fake_model["replies"] += ["slow reply"]
+    fake_model["delay_s"] = 0.6
+    backend = LocalBackend(str(fake_model["path"]))
+    backend.load()
+    busy = threading.Thread(target=ask, args=(backend, "first"))
+    busy.start()
+    time.sleep(0.1)
+    started = time.perf_counter()
+    with pytest.raises(LLMDeadlineError, match="waiting for the model"):
+        ask(backend, "second", timeout_s=0.15)
+    assert time.perf_counter() - started < 0.4
+    busy.join()
+
+
+def test_prompt_batches_stop_when_the_deadline_passes() -> None:
+    batches: list[list[int]] = []
+
+    def evaluate(batch: list[int]) -> None:
+        batches.append(batch)
+        time.sleep(0.05)
+
+    with pytest.raises(local._PromptDeadline) as caught:
+        local.evaluate_in_batches(evaluate, range(100), 10, time.perf_counter() + 0.12)
+    assert 2 <= len(batches) <= 4 and batches[0] == list(range(10))
+    assert caught.value.evaluated == 10 * len(batches) and caught.value.total == 100
+    # in time: every batch, in order
+    batches.clear()
+    local.evaluate_in_batches(batches.append, range(25), 10, time.perf_counter() + 5)
+    assert batches == [list(range(10)), list(range(10, 20)), list(range(20, 25))]
+
+
+def test_a_prompt_that_cannot_finish_in_time_at_the_measured_pace_stops_early() -> None:
+    pace = local._Pace()
+    for seconds in (3.0, 1.0, 2.0):
+        pace.record(100, seconds)
+    pace.record(4, 0.0001)  # a few tokens say nothing of the pace
+    assert pace.per_token == pytest.approx(0.01)  # the fastest: 10 ms a token
+    in_time: list[list[int]] = []
+    local.evaluate_in_batches(in_time.append, range(150), 100, time.perf_counter() + 2.0, pace)
+    assert len(in_time) == 2  # 1.5 s at that pace: in time
+    pace = local._Pace()
+    pace.record(100, 1.0)
+    batches: list[list[int]] = []
+    started = time.perf_counter()
+    with pytest.raises(local._PromptDeadline) as caught:  # 1,000 tokens: 10 s, 2 s left
+        local.evaluate_in_batches(batches.append, range(1000), 100, started + 2.0, pace)
+    assert batches == [] and caught.value.needed == pytest.approx(10.0)
+    assert time.perf_counter() - started < 0.1  # no waiting for a deadline that cannot be met
+
+
+def test_the_llama_subclass_checks_the_deadline_between_prompt_batches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    seen: list[list[int]] = []
+
+    def base_eval(self: Any, tokens: Any) -> None:  # llama-cpp-python's, without a model
+        seen.append(list(tokens))
+        self.n_tokens += len(tokens)
+        time.sleep(0.04)
+
+    monkeypatch.setattr(llama_cpp.Llama, "eval", base_eval)
+    cls = local._llama_class()
+    llama = cls.__new__(cls)  # no model: only what eval needs
+    llama._stack = contextlib.ExitStack()  # what Llama.close() frees
+    llama.n_batch, llama.n_tokens, llama.prompt_pace = 8, 0, local._Pace()
+    llama.prompt_deadline = time.perf_counter() + 0.1
+    with pytest.raises(local._PromptDeadline):
+        llama.eval(list(range(80)))
+    assert 1 <= len(seen) <= 4 and all(len(batch) == 8 for batch in seen)
+    assert llama.n_tokens == 8 * len(seen)  # llama.cpp's state matches what was evaluated
+    assert llama.prompt_deadline is None  # checked once: decoding steps are not stopped here
+    seen.clear()
+    llama.eval([1])
+    assert seen == [[1]]
+    llama.eval(list(range(20)))  # no deadline: one call, llama-cpp-python batches it
+    assert seen[-1] == list(range(20))
 
 
 # -- the real model -------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from llm_stub import ChatStub, StubReply, api_error, completion
 
-from acts_sql.errors import LLMError, LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
 from acts_sql.llm.base import LLMBackend, LLMRequest, Message
 from acts_sql.llm.openai_backend import OpenAIBackend
 
@@ -195,6 +195,57 @@ def test_retries_stop_when_the_time_budget_is_spent(chat_stub: ChatStub) -> None
         with pytest.raises(LLMError, match="HTTP 500"):
             backend.complete(request())
         assert time.monotonic() - started < 1.0
+
+
+def timed(seconds: float) -> LLMRequest:
+    return request().model_copy(update={"timeout_s": seconds})
+
+
+def test_the_time_left_of_the_run_bounds_the_call(chat_stub: ChatStub) -> None:
+    chat_stub.handler = lambda body: StubReply(delay_s=10, body=completion("late").body)
+    with OpenAIBackend("stub-model", base_url=chat_stub.url, api_key="k", timeout=60) as slow:
+        started = time.monotonic()
+        with pytest.raises(LLMDeadlineError) as caught:
+            slow.complete(timed(0.4))
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.5  # not the backend's 60 s
+    assert len(chat_stub.requests) == 1
+    error = caught.value
+    assert isinstance(error, LLMError) and error.purpose == "plan" and error.seconds == 0.4
+    assert str(error).startswith("wall time:") and "within 0.40 s" in str(error)
+
+
+def test_the_backend_timeout_still_holds_when_the_run_has_more_time(chat_stub: ChatStub) -> None:
+    chat_stub.handler = lambda body: StubReply(delay_s=10, body=completion("late").body)
+    with (
+        OpenAIBackend("stub-model", base_url=chat_stub.url, api_key="k", timeout=0.3) as slow,
+        pytest.raises(LLMError, match=r"no reply within 0\.3 s") as caught,
+    ):
+        slow.complete(timed(30.0))
+    assert not isinstance(caught.value, LLMDeadlineError)  # the endpoint's failure
+
+
+def test_no_retry_goes_past_the_deadline(chat_stub: ChatStub) -> None:
+    chat_stub.handler = lambda body: api_error(500, "down")
+    with OpenAIBackend(
+        "m", base_url=chat_stub.url, api_key="k", timeout=60, max_retries=50, backoff_s=0.05
+    ) as backend:
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="HTTP 500"):
+            backend.complete(timed(0.3))
+        assert time.monotonic() - started < 0.6
+    assert 1 < len(chat_stub.requests) < 10
+
+
+def test_a_call_with_no_time_left_is_not_sent(chat_stub: ChatStub, backend: OpenAIBackend) -> None:
+    with pytest.raises(LLMDeadlineError):
+        backend.complete(timed(0.0))
+    assert chat_stub.requests == []
+
+
+def test_the_finish_reason_is_reported(chat_stub: ChatStub, backend: OpenAIBackend) -> None:
+    chat_stub.reply(completion("SELECT 1"))
+    assert backend.complete(timed(5.0)).usage.stopped_by == "stop"
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Fixtures for the viewer tests: the Figure 3 run, and one with hostile text."""
+"""Fixtures for the viewer tests: the Figure 3 run, runs with candidate pools, hostile text."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pytest
 from acts_sql import correct
 from acts_sql.demo import demo_db_path, get_task
 from acts_sql.engine.result import CorrectionResult
-from support import demo_script, scripted
+from support import demo_script, judge_story, scripted
+from viewer.pools import pool_result
 
 PAYLOAD = '</script><img src=x onerror="window.__pwned=1"><!--<script>window.__pwned=2</script>'
 
@@ -30,3 +31,22 @@ def hostile_result() -> CorrectionResult:
     )
     sql = task.sql + f"\n-- {PAYLOAD}"
     return correct(str(demo_db_path()), task.question + " " + PAYLOAD, sql, llm=scripted(script))
+
+
+@pytest.fixture(scope="session")
+def judged_wrong_result() -> CorrectionResult:
+    """Figure 3 where the judge (not the engine) rejects the first branch's only group."""
+    task = get_task("figure3")
+    return correct(str(demo_db_path()), task.question, task.sql, llm=scripted(judge_story()))
+
+
+@pytest.fixture(scope="session")
+def pooled_result() -> CorrectionResult:
+    """Six candidates: one refused, five in three result groups; the judge picks B."""
+    return pool_result()
+
+
+@pytest.fixture(scope="session")
+def hostile_pool_result() -> CorrectionResult:
+    """The pooled run with markup in a candidate's SQL and in the judge's reason."""
+    return pool_result(PAYLOAD)

@@ -14,6 +14,7 @@ import pytest
 from acts_sql.viewer import render_html
 from server.service import running_service, service_config
 from viewer.chromium import Browser, chromium_path
+from viewer.conftest import PAYLOAD
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 
@@ -37,6 +38,18 @@ def node_info(browser: Browser) -> dict[str, dict]:
     )
 
 
+def pool_rows(browser: Browser) -> list[dict]:
+    """The candidate table of the detail panel, one dict per candidate."""
+    return browser.evaluate(
+        "[...document.querySelectorAll('#detail .pool-table tbody tr.cand-row')].map(tr => {"
+        " const t = [...tr.cells].map(c => c.textContent);"
+        " const why = tr.querySelector('.cand-why');"
+        " return {id: t[0].replace(/^[▸▾] /, ''), origin: t[1], votes: t[2], status: t[3],"
+        " group: t[4], verdict: tr.querySelector('.cand-verdict .badge').textContent,"
+        " why: why ? why.textContent : '', classes: [...tr.classList]}; })"
+    )
+
+
 def test_figure3_tree_shows_the_pruned_and_the_accepted_branch(browser, figure3_result, tmp_path):
     page = tmp_path / "figure3.html"
     page.write_text(render_html(figure3_result))
@@ -46,9 +59,11 @@ def test_figure3_tree_shows_the_pruned_and_the_accepted_branch(browser, figure3_
     assert set(nodes) == {"n1", "n1.1", "n1.2"}
     wrong, right = nodes["n1.1"], nodes["n1.2"]
     assert wrong["status"] == "rejected" and wrong["pruned"] and "pruned" in wrong["classes"]
-    assert "pruned: this lists every room with two bookings" in wrong["text"]
+    # the first branch's candidates give the user's SQL or its rows: the engine refused them
+    assert "pruned: c1 refused: the same SQL as the user's" in wrong["text"]
+    assert "2 cand · 1 group · 2 refused" in wrong["text"]
     assert right["status"] == "accepted" and "final" in right["classes"]
-    assert "accepted answer" in right["text"]
+    assert "accepted answer" in right["text"] and "1 cand · 1 group" in right["text"]
     assert "on-path" in nodes["n1"]["classes"] and "on-path" not in wrong["classes"]
     # the chosen branch's edge is highlighted, the pruned one is not
     edges = browser.evaluate(
@@ -64,6 +79,7 @@ def test_figure3_tree_shows_the_pruned_and_the_accepted_branch(browser, figure3_
     assert shown == accepted_sql
     detail = browser.evaluate("document.getElementById('detail').innerText")
     assert "n1.2 · generate_sql" in detail
+    assert "The judge chose group A (g2, 1 vote); answer c3: only rooms with two bookings" in detail
     added = browser.evaluate(
         "[...document.querySelectorAll('#detail .diff-lines .add')].map(e => e.textContent)"
     )
@@ -80,7 +96,140 @@ def test_figure3_tree_shows_the_pruned_and_the_accepted_branch(browser, figure3_
         "document.getElementById('detail').innerText.includes('n1.1') && "
         "document.getElementById('detail').innerText"
     )
-    assert "pruned: this lists every room" in detail
+    assert "pruned: c1 refused" in detail
+    assert "No result group reached the judge; the engine rejected the pool" in detail
+    rows = pool_rows(browser)
+    assert [r["id"] for r in rows] == ["c1", "c2"]
+    assert all(r["verdict"] == "refused by the engine" for r in rows)
+    assert rows[0]["why"] == "the same SQL as the user's (formatting aside): it changes nothing"
+    assert rows[1]["why"].startswith("returns exactly the rows of the user's SQL")
+    assert browser.exceptions == []
+
+
+def test_a_pool_shows_its_candidates_groups_and_the_judges_choice(browser, pooled_result, tmp_path):
+    page = tmp_path / "pooled.html"
+    page.write_text(render_html(pooled_result))
+    browser.open(page.as_uri())
+    browser.wait_for("document.body.dataset.state === 'finished'")
+    assert "6 cand · 4 groups · 1 refused" in node_info(browser)["n1"]["text"]
+
+    browser.click('.node[data-id="n1"]')
+    browser.wait_for("document.querySelector('#detail .pool-table') !== null")
+    rows = pool_rows(browser)
+    assert [(r["id"], r["origin"], r["votes"], r["group"], r["verdict"]) for r in rows] == [
+        ("c1", "raw", "1", "g1", "refused by the engine"),
+        ("c2", "greedy", "2", "A · g2", "unjudged"),
+        ("c3", "sample", "1", "B · g3", "accepted"),
+        ("c4", "sample", "1", "A · g2", "unjudged"),
+        ("c5", "sample", "1", "B · g3", "unjudged"),
+        ("c6", "sample", "1", "C · g4", "unjudged"),
+    ]
+    assert rows[0]["why"].startswith("the same SQL as the user's")
+    assert rows[0]["classes"].count("v-refused") == 1
+    assert rows[2]["status"] == "ok · 2 row(s)" and rows[2]["why"].startswith("group B lists")
+    # what the judge compared: labels A/B/C, their groups and votes, and its choice
+    groups = browser.evaluate(
+        "[...document.querySelectorAll('#detail .groups-table tbody tr')].map(tr => ["
+        "...[...tr.cells].slice(0, 3).map(c => c.textContent), tr.dataset.outcome])"
+    )
+    assert groups == [
+        ["A", "g2", "3", "not chosen"],
+        ["B", "g3", "2", "chosen"],
+        ["C", "g4", "1", "not chosen"],
+    ]
+    verdict = browser.evaluate("document.querySelector('#detail .judge-verdict').textContent")
+    assert verdict == (
+        "The judge chose group B (g3, 2 votes); answer c3: "
+        "group B lists the rooms whose bookings intersect in time"
+    )
+    # the answer shown for the node is the judge's pick, not the greedy candidate
+    winner = next(c for c in pooled_result.candidates if c["id"] == "c3")
+    assert browser.evaluate("document.getElementById('detail-sql').textContent") == winner["sql"]
+
+    # a row opens to its SQL, its diff against the original and its first rows
+    assert browser.evaluate("document.querySelector('#detail tr.cand-more') === null")
+    browser.click('#detail tr.cand-row[data-candidate="c3"]')
+    browser.wait_for("document.querySelector('#detail tr.cand-more') !== null")
+    more = "document.querySelector('#detail tr.cand-more[data-candidate=\"c3\"]')"
+    assert browser.evaluate(f"{more}.querySelector('.cand-sql').textContent") == winner["sql"]
+    added = browser.evaluate(
+        f"[...{more}.querySelectorAll('.diff-lines .add')].map(e => e.textContent)"
+    )
+    assert any("b1.start_time < b2.end_time" in line for line in added)
+    first_rows = browser.evaluate(
+        f"[...{more}.querySelectorAll('.result-table tbody tr')]"
+        ".map(tr => [...tr.cells].map(c => c.textContent))"
+    )
+    assert first_rows == [["1", "Atlas"], ["5", "Ember"]]
+    # the refused candidate says so when opened
+    browser.click('#detail tr.cand-row[data-candidate="c1"]')
+    note = browser.wait_for(
+        "document.querySelector('#detail tr.cand-more[data-candidate=\"c1\"] .refused-note')"
+        "?.textContent"
+    )
+    assert note == "Refused by the engine: the same SQL as the user's (formatting aside): " + (
+        "it changes nothing"
+    )
+    browser.screenshot(ARTIFACTS / "viewer-pool.png")
+    # and closes again
+    browser.click('#detail tr.cand-row[data-candidate="c3"]')
+    browser.wait_for(
+        "document.querySelector('#detail tr.cand-more[data-candidate=\"c3\"]') === null"
+    )
+    assert browser.exceptions == []
+
+
+@pytest.mark.parametrize(
+    ("run", "node"), [("pooled_result", "n1"), ("judged_wrong_result", "n1.1")]
+)
+def test_the_pool_is_built_from_the_events_alone(browser, request, run, node, tmp_path):
+    """What a live page has: the trace events, no final candidates or groups.
+
+    The result columns differ (events carry no rows); all else is the same.
+    """
+    result = request.getfixturevalue(run)
+    static = tmp_path / "static.html"
+    static.write_text(render_html(result))
+    replay = tmp_path / "events.html"
+    replay.write_text(render_html(result.model_copy(update={"candidates": [], "groups": []})))
+    seen = []
+    for page in (static, replay):
+        browser.open(page.as_uri())
+        browser.wait_for("document.body.dataset.state === 'finished'")
+        browser.click(f'.node[data-id="{node}"]')
+        browser.wait_for("document.querySelector('#detail .pool-table') !== null")
+        rows = [{k: v for k, v in r.items() if k != "status"} for r in pool_rows(browser)]
+        groups = browser.evaluate(
+            "[...document.querySelectorAll('#detail .groups-table tbody tr')]"
+            ".map(tr => [...tr.cells].filter((c, i) => i !== 4).map(c => c.textContent))"
+        )
+        badge = browser.evaluate(
+            f"document.querySelector('.node[data-id=\"{node}\"] .pool-badge').textContent"
+        )
+        verdict = browser.evaluate("document.querySelector('#detail .judge-verdict').textContent")
+        seen.append((rows, groups, badge, verdict))
+    assert seen[0] == seen[1]
+    assert len(seen[0][0]) >= 2 and seen[0][1]
+    assert browser.exceptions == []
+
+
+def test_a_judge_that_rejects_every_group_says_so(browser, judged_wrong_result, tmp_path):
+    page = tmp_path / "judged.html"
+    page.write_text(render_html(judged_wrong_result))
+    browser.open(page.as_uri())
+    browser.wait_for("document.body.dataset.state === 'finished'")
+    browser.click('.node[data-id="n1.1"]')
+    browser.wait_for("document.querySelector('#detail .groups-table') !== null")
+    verdict = browser.evaluate("document.querySelector('#detail .judge-verdict').textContent")
+    assert verdict.startswith("The judge rejected all 1 group: this lists every room with many")
+    assert verdict.endswith("(back to n1)")
+    outcome = browser.evaluate(
+        "({...document.querySelector('#detail .groups-table tbody tr').dataset})"
+    )
+    assert outcome["label"] == "A" and outcome["outcome"] == "rejected"
+    rows = {r["id"]: r for r in pool_rows(browser)}
+    assert rows["c1"]["verdict"] == "refused by the engine"
+    assert rows["c2"]["verdict"] == "rejected" and rows["c2"]["group"] == "A · g2"
     assert browser.exceptions == []
 
 
@@ -97,6 +246,36 @@ def test_markup_from_the_run_is_shown_as_text_and_never_runs(browser, hostile_re
     question = browser.evaluate("document.getElementById('question').textContent")
     assert question == hostile_result.question
     assert "onerror" in browser.evaluate("document.getElementById('original-sql').textContent")
+    assert browser.exceptions == []
+
+
+def test_markup_in_a_candidates_sql_and_reason_never_runs(browser, hostile_pool_result, tmp_path):
+    page = tmp_path / "hostile-pool.html"
+    page.write_text(render_html(hostile_pool_result))
+    browser.open(page.as_uri())
+    browser.wait_for("document.body.dataset.state === 'finished'")
+    browser.click('.node[data-id="n1"]')
+    browser.wait_for("document.querySelector('#detail .pool-table') !== null")
+    for cid in ("c3", "c5"):
+        browser.click(f'#detail tr.cand-row[data-candidate="{cid}"]')
+        browser.wait_for(
+            f"document.querySelector('#detail tr.cand-more[data-candidate=\"{cid}\"]') !== null"
+        )
+    candidates = {c["id"]: c for c in hostile_pool_result.candidates}
+    shown_sql = browser.evaluate(
+        "document.querySelector('#detail tr.cand-more[data-candidate=\"c5\"] .cand-sql')"
+        ".textContent"
+    )
+    assert shown_sql == candidates["c5"]["sql"] and PAYLOAD in shown_sql
+    title = browser.evaluate(
+        "document.querySelector('#detail tr.cand-row[data-candidate=\"c3\"] .cand-why').title"
+    )
+    assert title == candidates["c3"]["reason"] and PAYLOAD in title
+    verdict = browser.evaluate("document.querySelector('#detail .judge-verdict').textContent")
+    assert PAYLOAD in verdict
+    assert browser.evaluate("window.__pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('img').length") == 0
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2
     assert browser.exceptions == []
 
 
@@ -124,6 +303,7 @@ def test_the_service_page_follows_a_run_live(browser, tmp_path, figure3_result):
         nodes = node_info(browser)
         final = client.get(started["links"]["run"]).json()
     assert nodes["n1.1"]["pruned"] and nodes["n1.2"]["status"] == "accepted"
+    assert "2 cand · 1 group · 2 refused" in nodes["n1.1"]["text"]
     events = browser.evaluate("+document.body.dataset.events")
     assert events == len(final["trace"])
     browser.click('.node[data-id="n1.2"]')

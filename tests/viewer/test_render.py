@@ -56,13 +56,38 @@ def test_markup_in_the_run_stays_text(hostile_result):
     assert PAYLOAD in data["result"]["question"]
     assert PAYLOAD in data["result"]["original_sql"]
     reasons = {n["id"]: n["reason"] for n in data["result"]["tree"]}
-    assert PAYLOAD.replace('"', "'") in reasons["n1.1"]  # an LLM reply, too
+    assert PAYLOAD.replace('"', "'") in reasons["n1.2"]  # an LLM reply, too
     # no raw markup from the run anywhere in the page
     assert "<img" not in page
     assert page.count("</script>") == 2 and page.count("<script") == 2
     assert "<!--" not in page
     title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
     assert "&lt;/script&gt;&lt;img" in title
+
+
+def test_the_page_carries_the_candidate_pool_and_the_judges_labels(pooled_result):
+    data = payload(render_html(pooled_result))["result"]
+    candidates = {c["id"]: c for c in data["candidates"]}
+    assert len(candidates) == 6
+    assert candidates["c1"]["verdict"] == "refused" and candidates["c1"]["origin"] == "raw"
+    assert candidates["c3"]["verdict"] == "accepted" and candidates["c3"]["group"] == "g3"
+    assert candidates["c2"]["votes"] == 2  # a repeated generation is a vote
+    assert {g["id"]: g["votes"] for g in data["groups"]} == {"g1": 1, "g2": 3, "g3": 2, "g4": 1}
+    judgement = next(e for e in data["trace"] if e["kind"] == "judgement")
+    assert judgement["data"]["labels"] == {"A": "g2", "B": "g3", "C": "g4"}
+    assert judgement["data"]["group"] == "g3"
+    kinds = [e["kind"] for e in data["trace"]]
+    assert kinds.count("candidate") == 7 and "refusal" in kinds and "pool" in kinds
+
+
+def test_markup_in_a_candidates_sql_and_reason_stays_data(hostile_pool_result):
+    page = render_html(hostile_pool_result)
+    data = payload(page)["result"]
+    candidates = {c["id"]: c for c in data["candidates"]}
+    assert PAYLOAD in candidates["c5"]["sql"]
+    assert PAYLOAD in candidates["c3"]["reason"]  # the judge's reason
+    assert "<img" not in page and "<!--" not in page
+    assert page.count("</script>") == 2 and page.count("<script") == 2
 
 
 def test_the_script_only_ever_inserts_text():

@@ -45,7 +45,19 @@ def critique_and_rewrite(
     return ask_json(llm, request, CriticReply, retries=retries)
 
 
-def raw_correction(llm: LLMBackend, task: TaskContext) -> tuple[list[str], LLMResponse]:
+def raw_correction(
+    llm: LLMBackend,
+    task: TaskContext,
+    *,
+    max_tokens: int = 2048,
+    temperature: float = 0.0,
+    seed: int | None = None,
+) -> tuple[list[str], LLMResponse]:
+    """The BIRD-CRITIC baseline prompt, one call; the reply's ```sql blocks.
+
+    The `raw` method calls it once, greedily; `vote` and the acts pools call it
+    with `temperature` and a `seed` per sample.
+    """
     prompt = render(
         load_template(_PACKAGE, "prompts/raw_baseline.txt"),
         dialect=task.dialect,
@@ -54,7 +66,11 @@ def raw_correction(llm: LLMBackend, task: TaskContext) -> tuple[list[str], LLMRe
         sql=task.original_sql.strip(),
     )
     request = LLMRequest(
-        purpose=Purpose.CORRECT, messages=[Message(role="user", content=prompt)], max_tokens=2048
+        purpose=Purpose.CORRECT,
+        messages=[Message(role="user", content=prompt)],
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
     )
     response = llm.complete(request)
     return sql_blocks(response.text), response

@@ -11,7 +11,7 @@ returned as failed (`StructuredReply.value is None`) with the reason.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -40,51 +40,101 @@ class CentralAgent:
         template: str,
         model: type[M],
         validate: Callable[[M], str | None] | None,
+        *,
+        schema: dict[str, Any] | None = None,
+        retries: int | None = None,
         **values: str,
     ) -> StructuredReply[M]:
         tail = render(load_template(_PACKAGE, f"prompts/{template}"), **values)
-        request = LLMRequest(purpose=purpose, messages=task_messages(self.task, tail))
-        return ask_json(self.llm, request, model, validate=validate, retries=self.json_retries)
+        request = LLMRequest(
+            purpose=purpose, messages=task_messages(self.task, tail), json_schema=schema
+        )
+        return ask_json(
+            self.llm,
+            request,
+            model,
+            validate=validate,
+            retries=self.json_retries if retries is None else retries,
+        )
 
     def plan(
-        self, tools: list[str], validate: Callable[[Plan], str | None]
+        self,
+        tools: list[str],
+        validate: Callable[[Plan], str | None],
+        previous: str = "",
     ) -> StructuredReply[Plan]:
-        return self._ask(Purpose.PLAN, "plan.txt", Plan, validate, tools=", ".join(tools))
+        """The revision plan; `previous` lists the branches an earlier plan lost (re-plan)."""
+        return self._ask(
+            Purpose.PLAN,
+            "plan.txt",
+            Plan,
+            validate,
+            tools=", ".join(tools),
+            previous=previous or "(none: this is the first plan)",
+        )
 
     def choose(
-        self,
-        plan_json: str,
-        node_id: str,
-        options: str,
-        validate: Callable[[ChooseDecision], str | None],
+        self, plan: str, node_id: str, options: str, ids: list[str]
     ) -> StructuredReply[ChooseDecision]:
+        """One of `ids`. No re-ask: an invalid choice costs no second call (the engine
+        then follows the first untried child); a schema-constrained backend can only
+        name one of `ids`."""
         return self._ask(
             Purpose.CHOOSE,
             "choose.txt",
             ChooseDecision,
-            validate,
-            plan=plan_json,
+            lambda d: None if d.cursor in ids else f"cursor {d.cursor!r} is not one of {ids}",
+            schema=choose_schema(ids),
+            retries=0,
+            plan=plan,
             node=node_id,
             options=options,
         )
 
     def judge(
         self,
-        plan_json: str,
+        *,
+        plan: str,
         node_id: str,
         path: str,
-        sql: str,
-        result: str,
+        groups: str,
+        labels: list[str],
+        targets: list[str],
         validate: Callable[[JudgeDecision], str | None],
     ) -> StructuredReply[JudgeDecision]:
+        """A verdict on the result groups `labels` (A, B, ...) of one node's candidates."""
         return self._ask(
             Purpose.JUDGE,
             "judge.txt",
             JudgeDecision,
             validate,
-            plan=plan_json,
+            schema=judge_schema(labels, targets),
+            plan=plan,
             node=node_id,
             path=path,
-            sql=sql,
-            result=result,
+            groups=groups,
+            labels=" or ".join(f'"{label}"' for label in labels),
         )
+
+
+def choose_schema(ids: list[str]) -> dict[str, Any]:
+    """ChooseDecision's schema with the cursor limited to the open branches."""
+    schema = ChooseDecision.model_json_schema()
+    schema["properties"]["cursor"] = {"type": "string", "enum": list(ids)}
+    return schema
+
+
+def judge_schema(labels: list[str], targets: list[str]) -> dict[str, Any]:
+    """JudgeDecision's schema with the group limited to the labels shown and the
+    backtrack target to executed nodes. A model that writes JSON from it writes
+    reason, verdict, group and backtrack_to in that order; new_nodes is optional."""
+    schema = JudgeDecision.model_json_schema()
+    props = schema["properties"]
+    props["group"] = {"anyOf": [{"type": "string", "enum": list(labels)}, {"type": "null"}]}
+    props["backtrack_to"] = (
+        {"anyOf": [{"type": "string", "enum": list(targets)}, {"type": "null"}]}
+        if targets
+        else {"type": "null"}
+    )
+    schema["required"] = ["reason", "verdict", "group", "backtrack_to"]
+    return schema

@@ -10,4 +10,6 @@ Modules, one job each:
 - `jobs`, `task_runner`, `testcases`, `worker`, `isolation`: scoring one task in a subprocess.
 - `scorer`: the verdict of a task; `evaluate`: a whole run; `report`: the reports.
 - `runner`: running a correction method over tasks (`acts-sql bench`).
+- `candidates`: every candidate of a finished run scored (generation versus selection);
+  `compare`: runs side by side.
 """

@@ -10,6 +10,7 @@ tasks that already have a record with a prediction are not run again.
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 import time
@@ -61,6 +62,19 @@ class MethodSpec(BaseModel):
     max_nodes: int = DEFAULT_MAX_NODES
     max_depth: int = DEFAULT_MAX_DEPTH
     max_seconds: float = DEFAULT_MAX_SECONDS
+    candidates: int | None = Field(default=None, ge=1)
+    """Candidates per generation (samples); None: the method's default."""
+    temperature: float | None = Field(default=None, ge=0.0)
+    """Sampling temperature of the candidates; None: the method's default."""
+
+    def correct_options(self) -> dict[str, Any]:
+        """The sampling keyword arguments for `acts_sql.api.correct`: only those that are set."""
+        options: dict[str, Any] = {}
+        if self.candidates is not None:
+            options["candidates"] = self.candidates
+        if self.temperature is not None:
+            options["temperature"] = self.temperature
+        return options
 
     @property
     def label(self) -> str:
@@ -82,6 +96,10 @@ class BenchRecord(BaseModel):
     category: str
     method: str
     llm: str = ""
+    candidates: int | None = None
+    """The run's `MethodSpec.candidates` (None: the method's default)."""
+    temperature: float | None = None
+    """The run's `MethodSpec.temperature` (None: the method's default)."""
     pred_sqls: list[str] = Field(default_factory=list)
     ran: bool = False
     """Whether the method ran (False: not evaluable here, or the harness failed first)."""
@@ -139,6 +157,7 @@ class BenchRun:
         self.out = request.out
         self._lock = threading.Lock()
         self.multi_set = len({i.task.set for i in self.items}) > 1
+        _check_correct_accepts(self.spec.correct_options())
 
     # -- files -----------------------------------------------------------------------------
 
@@ -154,6 +173,15 @@ class BenchRun:
                 raise BenchDataError(
                     f"{path} holds a run of method {record.method!r}, not {self.spec.label!r}: "
                     "use another --out directory"
+                )
+            if (record.candidates, record.temperature) != (
+                self.spec.candidates,
+                self.spec.temperature,
+            ):
+                raise BenchDataError(
+                    f"{path} holds a run with candidates={record.candidates}, "
+                    f"temperature={record.temperature}, not candidates={self.spec.candidates}, "
+                    f"temperature={self.spec.temperature}: use another --out directory"
                 )
             if record.ran:
                 records[record.key] = record
@@ -191,6 +219,8 @@ class BenchRun:
             category=task.category,
             method=self.spec.label,
             llm=self.backend.name,
+            candidates=self.spec.candidates,
+            temperature=self.spec.temperature,
             status=status,
             reason=reason,
             **extra,
@@ -239,6 +269,7 @@ class BenchRun:
             max_seconds=self.spec.max_seconds,
             execution_tools=self.spec.execution_tools,
             ambiguity_detection=self.spec.ambiguity_detection,
+            **self.spec.correct_options(),
         )
 
     def _finish(
@@ -310,7 +341,11 @@ class BenchRun:
             method=self.spec.label,
             llm=self.backend.name,
             engines=engines,
-            inputs={"tasks": str(self.request.tasks), "gt": str(self.request.gt)},
+            inputs={
+                "tasks": str(self.request.tasks),
+                "gt": str(self.request.gt),
+                **{name: str(value) for name, value in self.spec.correct_options().items()},
+            },
             seconds=time.perf_counter() - started,
         )
         write_results(self.out / "results.jsonl", [r.result() for r in ordered])
@@ -327,6 +362,26 @@ class BenchRun:
             for record in ordered:
                 if record.ran:
                     handle.write(json.dumps(self._official(record), ensure_ascii=False) + "\n")
+
+
+def _check_correct_accepts(options: dict[str, Any]) -> None:
+    """Fail before the first task when `correct` does not take a sampling option that is set."""
+    if not options:
+        return
+    try:
+        parameters = inspect.signature(correct).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = sorted(name for name in options if name not in parameters)
+    if unknown:
+        raise BenchDataError(
+            "this acts-sql's correct() has no "
+            + " or ".join(f"{name!r}" for name in unknown)
+            + " option: leave out --"
+            + " and --".join(unknown)
+        )
 
 
 def run_bench(

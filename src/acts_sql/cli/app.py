@@ -19,12 +19,14 @@ from acts_sql.api import correct
 from acts_sql.cli.bench import register as register_bench
 from acts_sql.cli.demo import run_demo
 from acts_sql.cli.options import (
+    Candidates,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
     MaxSeconds,
     NoAmbiguity,
     NoExecutionTools,
+    Temperature,
 )
 from acts_sql.cli.render import progress_printer, show_result
 from acts_sql.cli.serve import serve
@@ -34,6 +36,7 @@ from acts_sql.engine.budget import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_SECONDS,
 )
+from acts_sql.engine.options import DEFAULT_TEMPERATURE
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
@@ -103,7 +106,7 @@ def fix(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
-    method: Annotated[str, typer.Option(help="acts | linear | critic | raw")] = "acts",
+    method: Annotated[str, typer.Option(help="acts | linear | critic | raw | vote")] = "acts",
     as_json: Annotated[
         bool, typer.Option("--json", help="print the result object as JSON")
     ] = False,
@@ -116,6 +119,8 @@ def fix(
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
+    candidates: Candidates = None,
+    temperature: Temperature = DEFAULT_TEMPERATURE,
     timeout: Annotated[
         float | None,
         typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),
@@ -156,6 +161,8 @@ def fix(
             max_seconds=max_seconds,
             execution_tools=not no_execution_tools,
             ambiguity_detection=not no_ambiguity,
+            candidates=candidates,
+            temperature=temperature,
             timeout=timeout,
             max_rows=max_rows,
             allow_writes=allow_writes,

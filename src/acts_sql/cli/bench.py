@@ -1,9 +1,11 @@
-"""`acts-sql eval bird-critic` and `acts-sql bench bird-critic`.
+"""`acts-sql eval bird-critic` and `acts-sql bench bird-critic|candidates|compare`.
 
 `eval` scores existing predictions (any system's, official format) or, with
-``--mode gold|issue``, the solutions or the issue SQL. `bench` runs a method
-with an LLM over the tasks, writes predictions and scores them with the same
-evaluator. Both write ``results.jsonl``, ``report.json`` and ``report.md``.
+``--mode gold|issue``, the solutions or the issue SQL. `bench bird-critic` runs
+a method with an LLM over the tasks, writes predictions and scores them with
+the same evaluator. Both write ``results.jsonl``, ``report.json`` and
+``report.md``. `bench candidates` scores every candidate of a finished run
+(``candidates.jsonl``); `bench compare` puts runs side by side.
 Exit codes: 0 done; 2 bad input or configuration (one-line reason).
 """
 
@@ -26,6 +28,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from acts_sql.bench.candidates import CandidateLine, CandidatesRequest, score_candidates
 from acts_sql.bench.compare import compare, load_run, write_comparison
 from acts_sql.bench.evaluate import EvalRequest, evaluate
 from acts_sql.bench.models import EvalMode, Status, TaskResult
@@ -224,7 +227,10 @@ def bench_bird_critic(
     out: OutOpt,
     gt: GtOpt = None,
     method: Annotated[
-        Method, typer.Option(help="acts | linear | critic | raw (the official baseline prompt)")
+        Method,
+        typer.Option(
+            help=" | ".join(m.value for m in Method) + " (raw: the official baseline prompt)"
+        ),
     ] = Method.ACTS,
     llm: Annotated[
         str | None,
@@ -250,6 +256,16 @@ def bench_bird_critic(
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
+    candidates: Annotated[
+        int | None,
+        typer.Option(
+            "--candidates", min=1, help="candidates per generation (default: the method's)"
+        ),
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", min=0.0, help="sampling temperature (default: the method's)"),
+    ] = None,
     pg_url: PgOpt = None,
     mysql_url: MyOpt = None,
 ) -> None:
@@ -276,6 +292,8 @@ def bench_bird_critic(
                 max_nodes=max_nodes,
                 max_depth=max_depth,
                 max_seconds=max_seconds,
+                candidates=candidates,
+                temperature=temperature,
             ),
             filter=make_filter(sets, dialects, categories, ids, limit, False),
             options=EvalOptions(workers=workers, servers=ServerURLs.resolve(pg_url, mysql_url)),
@@ -296,18 +314,104 @@ def bench_bird_critic(
     console.print(summary_line(report, out), highlight=False, soft_wrap=True)
 
 
+def candidate_progress(line: CandidateLine, done: int, total: int) -> str:
+    """One stderr line per task of `bench candidates`."""
+    if line.trace_missing:
+        found = "no trace"
+    else:
+        found = f"{line.candidates} candidates"
+        if line.duplicates:
+            found += f" (+{line.duplicates} duplicates)"
+        found += f", {line.executing} execute"
+        found += f", {line.passing} pass" if line.evaluable else ", not evaluable"
+    final = "passed" if line.final_passed else line.final_status.value
+    if line.wrong_acceptance:
+        final += ", WRONGLY ACCEPTED"
+    elif line.accepted:
+        final += ", accepted"
+    return (
+        f"[{done}/{total}] {line.set}/{line.instance_id}: {found}; final {final}"
+        f" ({line.scored} scored, {line.seconds:.1f} s)"
+    )
+
+
+@bench_app.command("candidates")
+def bench_candidates(
+    run: Annotated[Path, typer.Argument(help="output directory of `bench bird-critic`")],
+    tasks: TasksOpt,
+    gt: GtOpt = None,
+    workers: WorkersOpt = 1,
+    pg_url: PgOpt = None,
+    mysql_url: MyOpt = None,
+    task_timeout: Annotated[float, typer.Option(help="seconds per candidate")] = 300.0,
+    test_timeout: Annotated[float, typer.Option(help="seconds per test case")] = 120.0,
+) -> None:
+    """Score every candidate SQL of a finished run: was the right SQL generated, and selected?
+
+    Reads RUN/records.jsonl and each task's trace, scores every distinct candidate
+    (duplicates: same SQL after normalisation) with the bench's evaluator and
+    writes RUN/candidates.jsonl, one line per task. Resumable: tasks already in
+    candidates.jsonl are skipped. `bench compare` reads it.
+    """
+    console = Console(stderr=True)
+    try:
+        request = CandidatesRequest(
+            run=run,
+            tasks=tasks,
+            gt=gt,
+            options=EvalOptions(
+                workers=workers,
+                task_timeout_s=task_timeout,
+                test_timeout_s=test_timeout,
+                servers=ServerURLs.resolve(pg_url, mysql_url),
+            ),
+        )
+
+        def on_line(line: CandidateLine, done: int, total: int) -> None:
+            console.print(candidate_progress(line, done, total), highlight=False, soft_wrap=True)
+
+        lines = score_candidates(request, on_line=on_line)
+    except ActsSqlError as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"cannot write to {run}: {exc.strerror or exc}") from None
+    scored = [line for line in lines if line.evaluable]
+    generated = sum(1 for line in scored if line.any_pass)
+    selected = sum(1 for line in scored if line.final_passed)
+    wrong = sum(1 for line in scored if line.wrong_acceptance)
+    accepted = sum(1 for line in scored if line.accepted)
+    console.print(
+        f"{len(scored)} tasks scored: a candidate passes in {generated}, the final SQL in "
+        f"{selected}; wrong acceptances {wrong}/{accepted} -> {run}/candidates.jsonl",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 @bench_app.command("compare")
 def bench_compare(
     runs: Annotated[list[Path], typer.Argument(help="output directories of `bench bird-critic`")],
     out: OutOpt,
     baseline: Annotated[
-        str, typer.Option(help="method that correct→broken is counted against")
+        str, typer.Option(help="run (name) that correct→broken is counted against")
     ] = "raw",
+    names: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated names of the runs, in order (default: the method label, "
+            "or the directory name where method labels collide)"
+        ),
+    ] = None,
 ) -> None:
-    """Put several runs side by side (paper-shaped tables) in OUT/comparison.md and .json."""
+    """Put several runs side by side (paper-shaped tables) in OUT/comparison.md and .json.
+
+    A run with candidates.jsonl (`bench candidates`) also gets its generation and
+    selection columns: any candidate passes, candidates executing, duplicates.
+    """
     console = Console(stderr=True)
     try:
-        comparison = compare([load_run(path) for path in runs], baseline=baseline)
+        labels = None if names is None else [n.strip() for n in names.split(",")]
+        comparison = compare([load_run(path) for path in runs], baseline=baseline, names=labels)
         write_comparison(out, comparison)
     except ActsSqlError as exc:
         raise fail(str(exc)) from None

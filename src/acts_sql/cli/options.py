@@ -20,3 +20,13 @@ MaxLlmCalls = Annotated[int, typer.Option(help="budget per correction: LLM calls
 MaxNodes = Annotated[int, typer.Option(help="budget per correction: nodes executed")]
 MaxDepth = Annotated[int, typer.Option(help="budget per correction: tree depth")]
 MaxSeconds = Annotated[float, typer.Option(help="budget per correction: wall time in seconds")]
+Candidates = Annotated[
+    int | None,
+    typer.Option(
+        help="candidates per SQL-writing node: the greedy answer plus samples "
+        "(default: the backend's, 4 for models, 1 for scripted)"
+    ),
+]
+Temperature = Annotated[
+    float, typer.Option(help="sampling temperature of the samples in a candidate pool")
+]

@@ -1,4 +1,4 @@
-"""Human output: the debugging tree, the final SQL and its rows, with rich."""
+"""Human output: the debugging tree, the candidate pools, the final SQL and its rows, with rich."""
 
 from __future__ import annotations
 
@@ -25,7 +25,15 @@ STATUS_STYLE = {
     "pending": "dim",
     "done": "cyan",
 }
+VERDICT_STYLE = {
+    "accepted": "bold green",
+    "rejected": "red",
+    "refused": "bold magenta",
+    "failed": "yellow",
+    "unjudged": "dim",
+}
 MAX_ROWS_SHOWN = 10
+WHY_CHARS = 72
 
 
 def _first_line(text: str, limit: int = 100) -> str:
@@ -41,7 +49,12 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def node_label(node: dict[str, Any]) -> Text:
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def node_label(node: dict[str, Any], pool: str | None = None) -> Text:
+    """One node of the tree; `pool` is its pool size (see `pool_sizes`)."""
     status = node.get("status", "pending")
     label = Text()
     label.append(f"{node['id']} ", style="bold")
@@ -49,6 +62,8 @@ def node_label(node: dict[str, Any]) -> Text:
     if node.get("description"):
         label.append(f"  {_first_line(node['description'], 80)}")
     label.append(f"  [{status}]", style=STATUS_STYLE.get(status, ""))
+    if pool:
+        label.append(f"  ({pool})", style="cyan")
     if node.get("candidate_sql"):
         label.append(f"\n  sql: {_one_line(node['candidate_sql'], 110)}", style="dim")
     elif node.get("summary"):
@@ -60,20 +75,156 @@ def node_label(node: dict[str, Any]) -> Text:
     return label
 
 
-def plan_tree(nodes: list[dict[str, Any]]) -> Tree | None:
+def plan_tree(nodes: list[dict[str, Any]], pools: dict[str, str] | None = None) -> Tree | None:
     if not nodes:
         return None
+    pools = pools or {}
     by_id = {n["id"]: n for n in nodes}
     root = next((n for n in nodes if n.get("parent") is None), nodes[0])
-    tree = Tree(node_label(root))
+    tree = Tree(node_label(root, pools.get(root["id"])))
     stack = [(tree, root)]
     while stack:
         branch, node = stack.pop()
         for child_id in node.get("children", []):
             child = by_id.get(child_id)
             if child is not None:
-                stack.append((branch.add(node_label(child)), child))
+                stack.append((branch.add(node_label(child, pools.get(child_id))), child))
     return tree
+
+
+# ---------------------------------------------------------------- candidate pools
+
+
+def pool_members(result: CorrectionResult) -> dict[str, list[str]]:
+    """Node id -> the candidate ids of its pool (its `pool` event, else those it produced)."""
+    pools: dict[str, list[str]] = {}
+    for event in result.trace:
+        if event.kind == "pool" and event.node:
+            pools[event.node] = [str(c) for c in event.data.get("candidates") or []]
+    produced: dict[str, list[str]] = {}
+    for candidate in result.candidates:
+        node = candidate.get("node")
+        if node and node not in pools:
+            produced.setdefault(node, []).append(str(candidate["id"]))
+    return {**produced, **pools}
+
+
+def pool_sizes(result: CorrectionResult) -> dict[str, str]:
+    """Node id -> "4 cand · 2 groups" (· "1 refused"), for nodes that made candidates."""
+    by_id = {c["id"]: c for c in result.candidates}
+    sizes = {}
+    for node, ids in pool_members(result).items():
+        members = [by_id[i] for i in ids if i in by_id]
+        groups = {c["group"] for c in members if c.get("group")}
+        refused = sum(1 for c in members if c.get("verdict") == "refused")
+        parts = [f"{len(members)} cand", _plural(len(groups), "group")]
+        if refused:
+            parts.append(f"{refused} refused")
+        sizes[node] = " · ".join(parts)
+    return sizes
+
+
+def judge_labels(result: CorrectionResult) -> dict[str, dict[str, str]]:
+    """Node id -> {group id: label} of the groups its judge was shown (the latest judgement)."""
+    labels: dict[str, dict[str, str]] = {}
+    for event in result.trace:
+        shown = event.data.get("labels") if event.kind == "judgement" else None
+        if event.node and shown:
+            labels[event.node] = {str(g): str(label) for label, g in shown.items()}
+    return labels
+
+
+def _status_cell(candidate: dict[str, Any]) -> str:
+    run = candidate.get("result") or {}
+    status = str(run.get("status") or "?")
+    if status != "ok":
+        return status
+    more = "+" if run.get("truncated") else ""
+    return f"ok, {run.get('row_count', 0)}{more} row(s)"
+
+
+def _group_cell(candidate: dict[str, Any], labels: dict[str, dict[str, str]]) -> str:
+    group = candidate.get("group")
+    if not group:
+        return "-"
+    label = labels.get(candidate.get("node") or "", {}).get(group)
+    return f"{label}·{group}" if label else str(group)
+
+
+def show_pools(result: CorrectionResult) -> bool:
+    """The candidates table is worth showing: several candidates, or a refusal."""
+    candidates = result.candidates
+    return len(candidates) > 1 or any(c.get("verdict") == "refused" for c in candidates)
+
+
+def candidates_table(result: CorrectionResult) -> Table:
+    """Every distinct candidate: where it came from, its votes, result group and verdict."""
+    labels = judge_labels(result)
+    table = Table(show_header=True, header_style="bold", show_lines=False, expand=False)
+    for column in ("id", "node", "origin", "votes", "group", "status", "verdict"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "votes" else "left")
+    table.add_column("why", overflow="fold")
+    for candidate in result.candidates:
+        verdict = str(candidate.get("verdict") or "?")
+        cells = (
+            str(candidate.get("id", "?")),
+            str(candidate.get("node") or "-"),
+            str(candidate.get("origin") or "?"),
+            str(candidate.get("votes", 1)),
+            _group_cell(candidate, labels),
+            _status_cell(candidate),
+        )
+        table.add_row(
+            *(Text(cell) for cell in cells),  # text from the run is never read as markup
+            Text(verdict, style=VERDICT_STYLE.get(verdict, "")),
+            Text(_one_line(str(candidate.get("reason") or ""), WHY_CHARS)),
+        )
+    return table
+
+
+def judgement_lines(result: CorrectionResult) -> list[Text]:
+    """What each judge was shown (labels, groups, votes) and what it decided."""
+    votes = {g["id"]: g.get("votes", 0) for g in result.groups}
+    lines = []
+    for event in result.trace:
+        shown = event.data.get("labels") if event.kind == "judgement" else None
+        if not shown:
+            continue
+        groups = ", ".join(
+            f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in shown.items()
+        )
+        line = Text(f"{event.node}: judge shown {groups}; ")
+        chosen = event.data.get("group")
+        if event.data.get("verdict") == "accept" and chosen:
+            label = next((k for k, v in shown.items() if v == chosen), "?")
+            line.append(f"chose {label} ({chosen})", style="bold green")
+        elif event.data.get("by") == "agent":
+            line.append("rejected all", style="bold red")
+        else:
+            line.append("overruled by the engine", style="yellow")
+        line.append(f": {_one_line(event.summary, 110)}")
+        lines.append(line)
+    if any(c.get("verdict") == "refused" for c in result.candidates):
+        lines.append(
+            Text(
+                "refused: set aside by the engine before any judge saw it "
+                "(the user's SQL again, or exactly the user's rows)",
+                style="magenta",
+            )
+        )
+    return lines
+
+
+def pools_panel(result: CorrectionResult) -> Panel:
+    groups = {c["group"] for c in result.candidates if c.get("group")}
+    title = (
+        f"candidates ({len(result.candidates)} distinct, {_plural(len(groups), 'result group')})"
+    )
+    return Panel(
+        Group(candidates_table(result), *judgement_lines(result)),
+        title=title,
+        title_align="left",
+    )
 
 
 def rows_table(result: ExecResult) -> Table | Text:
@@ -81,19 +232,36 @@ def rows_table(result: ExecResult) -> Table | Text:
         return Text(f"{result.status}: {result.error}", style="red")
     table = Table(show_header=True, header_style="bold", show_lines=False)
     for column in result.columns:
-        table.add_column(column)
+        table.add_column(Text(column))
     for row in result.rows[:MAX_ROWS_SHOWN]:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
+        table.add_row(*(Text("NULL" if v is None else str(v)) for v in row))
     more = result.row_count - min(len(result.rows), MAX_ROWS_SHOWN)
     if more > 0 or result.truncated:
         table.caption = f"{more}{'+' if result.truncated else ''} more row(s)"
     return table
 
 
+def tree_with_answers(result: CorrectionResult) -> list[dict[str, Any]]:
+    """The tree's nodes, an accepted node showing the SQL the judge picked from its pool.
+
+    (A node's own `candidate_sql` is its greedy candidate, which need not be the pick.)
+    """
+    picked = {
+        e.node: str(e.data["sql"])
+        for e in result.trace
+        if e.kind == "judgement" and e.data.get("verdict") == "accept" and e.data.get("sql")
+    }
+    return [
+        {**n, "candidate_sql": picked[n["id"]]} if n.get("id") in picked else n for n in result.tree
+    ]
+
+
 def show_result(console: Console, result: CorrectionResult) -> None:
-    tree = plan_tree(result.tree)
+    tree = plan_tree(tree_with_answers(result), pool_sizes(result))
     if tree is not None:
         console.print(Panel(tree, title="debugging tree", title_align="left"))
+    if show_pools(result):
+        console.print(pools_panel(result))
     if result.accepted:
         verdict = Text("accepted", style="bold green")
     else:
@@ -123,8 +291,20 @@ def progress_line(event: TraceEvent) -> str | None:
         return f"▸ {where}{event.tool}: {_first_line(event.summary, 90)}"
     if event.kind == "llm_call":
         return f"  · LLM {event.purpose}: {event.summary}"
+    if event.kind == "pool":
+        return f"  pool {event.node or ''}: {_one_line(event.summary, 100)}"
+    if event.kind == "refusal":
+        verdict = "refused" if event.data.get("verdict", "refused") == "refused" else "rejected"
+        at = f" at {event.node}" if event.node else ""
+        candidate = event.data.get("candidate", "?")
+        return f"  {verdict} {candidate}{at}: {_one_line(event.summary, 90)}"
+    if event.kind == "replan":
+        lessons = [ln for ln in str(event.data.get("lessons") or "").splitlines() if ln.strip()]
+        told = f" (told {_plural(len(lessons), 'lesson')})" if lessons else ""
+        return f"  replan: {_one_line(event.summary, 90)}{told}"
+    if event.kind == "judgement":
+        return _judgement_line(event, where)
     if event.kind in (
-        "judgement",
         "backtrack",
         "expanded",
         "fix_inserted",
@@ -144,3 +324,15 @@ def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
             console.print(line, style="dim", highlight=False, markup=False)
 
     return show
+
+
+def _judgement_line(event: TraceEvent, where: str) -> str:
+    shown = event.data.get("labels") or {}
+    reason = _one_line(event.summary, 80)
+    chosen = event.data.get("group")
+    if event.data.get("verdict") == "accept" and chosen:
+        label = next((k for k, v in shown.items() if v == chosen), "?")
+        return f"  judgement {where}accepted group {label} ({chosen}) of {len(shown)}: {reason}"
+    if event.data.get("verdict") == "reject" and shown and event.data.get("by") == "agent":
+        return f"  judgement {where}rejected all {_plural(len(shown), 'group')}: {reason}"
+    return f"  judgement {where}{_first_line(event.summary, 100)}"

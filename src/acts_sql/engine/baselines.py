@@ -1,26 +1,43 @@
-"""The `critic` and `raw` methods: one LLM call, then one execution.
+"""The baselines without a tree: `critic`, `raw` (one LLM call) and `vote`.
 
-Neither has a judge: a candidate that executes without error counts as
+None has a judge: a candidate that executes without error counts as
 accepted, one that does not is returned with `accepted: false`.
+
+`vote` is plain self-consistency, the simple baseline the tree must beat:
+the raw prompt K times (the greedy answer, then samples at the pool's
+temperature with their own seeds), every distinct answer executed, answers
+grouped by their result, and the largest group among those that run wins
+(a tie goes to the group seen first, which holds the greedy answer if it
+runs). A sample that repeats an earlier one is a vote, not a new execution.
 """
 
 from __future__ import annotations
 
 from acts_sql.agent.baselines import critique_and_rewrite, raw_correction
 from acts_sql.db.executor import Executor
-from acts_sql.engine.candidates import CandidateBook
+from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext
 
 
 def _execute_candidate(
-    sql: str, statements: list[str], executor: Executor, trace: Trace, dialect: str, node: str
+    sql: str,
+    statements: list[str],
+    executor: Executor,
+    llm: TracedLLM,
+    trace: Trace,
+    dialect: str,
+    node: str,
 ) -> SearchOutcome:
-    result = TracedExecutor(executor, trace, node, "candidate").execute(sql)
+    result = TracedExecutor(executor, trace, node, "candidate", budget=llm.budget).execute(sql)
     book = CandidateBook(dialect)
-    candidate = book.add(node, sql, result, verdict="accepted" if result.ok else "unjudged")
+    candidate = book.add(node, sql, result, result_shape(sql, result, dialect), origin="greedy")
+    if result.ok:
+        book.accept(candidate, "executes without error")
     trace.emit(
         "candidate",
         node=node,
@@ -28,6 +45,9 @@ def _execute_candidate(
         sql=sql,
         status=result.status,
         statements=statements,
+        candidate=candidate.id,
+        origin="greedy",
+        duplicate=False,
     )
     accepted = candidate if result.ok else None
     stop = (
@@ -35,7 +55,13 @@ def _execute_candidate(
         if result.ok
         else f"candidate does not execute: {result.error}"
     )
-    return SearchOutcome(accepted=accepted, best=candidate, stop_reason=stop, statements=statements)
+    return SearchOutcome(
+        accepted=accepted,
+        best=candidate,
+        stop_reason=stop,
+        statements=statements,
+        candidates=[candidate],
+    )
 
 
 def run_critic(
@@ -49,7 +75,7 @@ def run_critic(
         return SearchOutcome(stop_reason=f"no usable rewrite: {reply.error}")
     trace.emit("node_finished", node="critic", summary=reply.value.critique, status="done")
     sql = reply.value.sql.strip().rstrip(";")
-    return _execute_candidate(sql, [sql], executor, trace, task.dialect, "critic")
+    return _execute_candidate(sql, [sql], executor, llm, trace, task.dialect, "critic")
 
 
 def run_raw(executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace) -> SearchOutcome:
@@ -63,4 +89,73 @@ def run_raw(executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace)
         )
         return SearchOutcome(stop_reason="no ```sql block in the reply")
     sql = ";\n".join(statements)
-    return _execute_candidate(sql, statements, executor, trace, task.dialect, "raw")
+    return _execute_candidate(sql, statements, executor, llm, trace, task.dialect, "raw")
+
+
+def run_vote(
+    executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace, pool: PoolSettings
+) -> SearchOutcome:
+    """Self-consistency over the raw prompt (see the module doc)."""
+    book = CandidateBook(task.dialect)
+    statements_of: dict[str, list[str]] = {}
+    run = TracedExecutor(executor, trace, "vote", "candidate", budget=llm.budget)
+    for k in range(pool.size):
+        temperature = 0.0 if k == 0 else pool.temperature
+        statements, _ = raw_correction(
+            llm.for_node("vote"), task, temperature=temperature, seed=k if k else None
+        )
+        origin = "greedy" if k == 0 else "sample"
+        if not statements:
+            trace.emit("candidate_missing", node="vote", summary="no ```sql block", origin=origin)
+            continue
+        sql = ";\n".join(statements)
+        known = book.known(sql)
+        if known is not None:
+            book.add_vote(known)
+            candidate = known
+        else:
+            result = run.execute(sql)
+            shape = result_shape(sql, result, task.dialect)
+            candidate = book.add("vote", sql, result, shape, origin=origin)
+            statements_of[candidate.id] = statements
+        trace.emit(
+            "candidate",
+            node="vote",
+            summary=f"repeats {candidate.id}" if known else candidate.result.summary(max_rows=3),
+            sql=candidate.sql,
+            status=candidate.result.status,
+            candidate=candidate.id,
+            origin=origin,
+            duplicate=known is not None,
+            group=candidate.group,
+        )
+    winner = _majority(book)
+    groups = [g.model_dump() for g in book.groups.values()]
+    if winner is None:
+        best = book.best()
+        return SearchOutcome(
+            best=best,
+            stop_reason="no sample runs" if best else "no ```sql block in any reply",
+            statements=statements_of.get(best.id) if best else None,
+            candidates=list(book.candidates),
+            groups=groups,
+        )
+    book.accept(winner, "the largest group of results that run")
+    votes = book.group_votes(winner)
+    trace.emit("vote", node="vote", summary=f"{votes} of {pool.size} agree", winner=winner.id)
+    return SearchOutcome(
+        accepted=winner,
+        best=winner,
+        stop_reason=f"accepted by majority vote ({votes} of {pool.size} samples agree)",
+        statements=statements_of.get(winner.id),
+        candidates=list(book.candidates),
+        groups=groups,
+    )
+
+
+def _majority(book: CandidateBook) -> Candidate | None:
+    running = [g for g in book.groups.values() if g.members]
+    if not running:
+        return None
+    largest = max(running, key=lambda g: g.votes)  # max keeps the first on a tie
+    return book.representative(largest.id)

@@ -61,4 +61,19 @@ class BudgetTracker:
 
     def check_time(self) -> None:
         if self.elapsed > self.budget.max_seconds:
-            raise BudgetExhaustedError(f"wall time ({self.budget.max_seconds:g} s)")
+            raise self.out_of_time()
+
+    def remaining(self) -> float:
+        """Seconds of wall time left (max_seconds - elapsed; negative once overrun)."""
+        return self.budget.max_seconds - self.elapsed
+
+    def time_left(self, at_least: float = 0.0) -> float:
+        """The seconds left; BudgetExhaustedError (wall time) when not more than `at_least`."""
+        left = self.remaining()
+        if left <= at_least:
+            raise self.out_of_time()
+        return left
+
+    def out_of_time(self) -> BudgetExhaustedError:
+        """The error of a run whose wall time is up."""
+        return BudgetExhaustedError(f"wall time ({self.budget.max_seconds:g} s)")

@@ -1,69 +1,196 @@
-"""Every candidate SQL of a run: verdicts, duplicates, and the best one so far."""
+"""Every candidate SQL of a run: verdicts, result groups, duplicates, the ranking.
+
+A candidate is one distinct SQL text (after ``normalize_sql``) with where it
+came from (``origin``: ``greedy``, ``sample``, ``raw``, ``repair``,
+``rule:<name>``), how many generations produced it (``votes``), its execution
+result and the group of candidates that return the same rows (``group``). A
+generation that repeats a known SQL is not a new candidate: it adds a vote to
+the one it repeats and is not executed again.
+
+Verdicts: ``unjudged`` (ran, not judged yet), ``failed`` (did not run),
+``refused`` (the engine's trust rules, see :mod:`acts_sql.engine.trust`),
+``rejected`` (the judge, or a repeat of a rejected result), ``accepted``.
+
+When nothing is accepted, :meth:`CandidateBook.ranked` orders candidates:
+executes > not refused > the judge's most favourable verdict > the largest
+agreeing result group (votes summed over the run) > earlier.
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.fingerprint import ResultShape
 from acts_sql.sql.normalize import normalize_sql
 
-Verdict = Literal["accepted", "rejected", "unjudged", "syntax_error"]
+Verdict = Literal["accepted", "rejected", "unjudged", "refused", "failed"]
+JudgeView = Literal["accept", "reject"]
+
+_JUDGE_SCORE = {"accept": 2, None: 1, "reject": 0}
 
 
 class Candidate(BaseModel):
+    id: str
     node: str
     sql: str
+    origin: str = "greedy"
+    votes: int = 1
     result: ExecResult
+    shape: ResultShape | None = Field(None, exclude=True)
+    group: str | None = None
     verdict: Verdict = "unjudged"
     reason: str = ""
+    judge: JudgeView | None = Field(
+        None, description="what the judge said, before the engine's rules"
+    )
     order: int = 0
 
-    def rank(self) -> tuple[bool, bool, bool, bool, int]:
-        """Higher is better: accepted, executes, not rejected, has rows, later."""
-        return (
-            self.verdict == "accepted",
-            self.result.ok,
-            self.verdict != "rejected",
-            self.result.row_count > 0,
-            self.order,
-        )
+    @property
+    def runs(self) -> bool:
+        return self.result.ok
+
+
+class ResultGroup(BaseModel):
+    """Candidates that return the same rows."""
+
+    id: str
+    fingerprint: str
+    members: list[str] = Field(default_factory=list)
+    votes: int = 0
+    rejected_reason: str = ""
+    """Set when the judge rejected this result: a later candidate with it is rejected too."""
 
 
 class CandidateBook:
+    """The candidates of one run, their groups, and the lookups the engine needs."""
+
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect
         self.candidates: list[Candidate] = []
-        self._rejected: dict[str, Candidate] = {}
+        self.groups: dict[str, ResultGroup] = {}
+        self._by_key: dict[str, Candidate] = {}
+        self._by_id: dict[str, Candidate] = {}
+        self.duplicates = 0
 
-    def _key(self, sql: str) -> str:
+    def key(self, sql: str) -> str:
         return normalize_sql(sql, self.dialect)
 
+    def __getitem__(self, candidate_id: str) -> Candidate:
+        return self._by_id[candidate_id]
+
+    def known(self, sql: str) -> Candidate | None:
+        """The candidate this SQL repeats, if any."""
+        return self._by_key.get(self.key(sql))
+
+    def add_vote(self, candidate: Candidate) -> None:
+        """A generation repeated `candidate`: one more vote, no new execution."""
+        candidate.votes += 1
+        self.duplicates += 1
+        if candidate.group is not None:
+            self.groups[candidate.group].votes += 1
+
     def add(
-        self, node: str, sql: str, result: ExecResult, verdict: Verdict = "unjudged"
+        self,
+        node: str,
+        sql: str,
+        result: ExecResult,
+        shape: ResultShape | None,
+        *,
+        origin: str,
+        votes: int = 1,
     ) -> Candidate:
+        """A new distinct candidate; grouped by its result when it ran."""
         candidate = Candidate(
-            node=node, sql=sql, result=result.preview(), verdict=verdict, order=len(self.candidates)
+            id=f"c{len(self.candidates) + 1}",
+            node=node,
+            sql=sql,
+            origin=origin,
+            votes=votes,
+            result=result.preview(),
+            shape=shape,
+            verdict="unjudged" if result.ok else "failed",
+            reason="" if result.ok else f"{result.status}: {result.error or ''}".strip(),
+            order=len(self.candidates),
         )
+        if shape is not None:
+            group = self._group_for(shape.fingerprint)
+            group.members.append(candidate.id)
+            group.votes += votes
+            candidate.group = group.id
         self.candidates.append(candidate)
+        self._by_key.setdefault(self.key(sql), candidate)
+        self._by_id[candidate.id] = candidate
         return candidate
 
-    def reject(self, candidate: Candidate, reason: str) -> None:
-        candidate.verdict = "rejected"
-        candidate.reason = reason
-        self._rejected.setdefault(self._key(candidate.sql), candidate)
+    def _group_for(self, fingerprint: str) -> ResultGroup:
+        for group in self.groups.values():
+            if group.fingerprint == fingerprint:
+                return group
+        group = ResultGroup(id=f"g{len(self.groups) + 1}", fingerprint=fingerprint)
+        self.groups[group.id] = group
+        return group
 
-    def rejected_match(self, sql: str) -> Candidate | None:
-        """The earlier rejected candidate this SQL is the same as, if any."""
-        return self._rejected.get(self._key(sql))
+    # ------------------------------------------------------------------ verdicts
+    def refuse(self, candidate: Candidate, reason: str) -> None:
+        candidate.verdict, candidate.reason = "refused", reason
+
+    def reject(self, candidate: Candidate, reason: str, *, by_judge: bool = True) -> None:
+        candidate.verdict, candidate.reason = "rejected", reason
+        if by_judge:
+            candidate.judge = "reject"
+
+    def reject_group(self, group_id: str, reason: str) -> None:
+        self.groups[group_id].rejected_reason = reason
+
+    def accept(self, candidate: Candidate, reason: str) -> None:
+        candidate.verdict, candidate.reason, candidate.judge = "accepted", reason, "accept"
+
+    def rejected_group_of(self, candidate: Candidate) -> ResultGroup | None:
+        """The group of `candidate` when the judge already rejected that result."""
+        if candidate.group is None:
+            return None
+        group = self.groups[candidate.group]
+        return group if group.rejected_reason else None
 
     def rejected(self) -> list[Candidate]:
-        return [c for c in self.candidates if c.verdict == "rejected"]
+        return [c for c in self.candidates if c.verdict in ("rejected", "refused")]
+
+    def members(self, group_id: str) -> list[Candidate]:
+        return [self._by_id[m] for m in self.groups[group_id].members]
+
+    def representative(self, group_id: str) -> Candidate:
+        """The member with the most votes (earliest on a tie)."""
+        return max(self.members(group_id), key=lambda c: (c.votes, -c.order))
+
+    def last_running(self, nodes: list[str]) -> Candidate | None:
+        """The latest candidate that ran, produced by one of `nodes`."""
+        wanted = set(nodes)
+        return next((c for c in reversed(self.candidates) if c.node in wanted and c.runs), None)
 
     def latest_for(self, node: str) -> Candidate | None:
-        """The last candidate a node produced (a fix works from its parent's)."""
         return next((c for c in reversed(self.candidates) if c.node == node), None)
 
+    # ------------------------------------------------------------------ ranking
+    def group_votes(self, candidate: Candidate) -> int:
+        return self.groups[candidate.group].votes if candidate.group else candidate.votes
+
+    def rank(self, candidate: Candidate) -> tuple[bool, bool, bool, int, int, int]:
+        """Higher is better; see the module doc."""
+        return (
+            candidate.verdict == "accepted",
+            candidate.runs,
+            candidate.verdict != "refused",
+            _JUDGE_SCORE[candidate.judge],
+            self.group_votes(candidate),
+            -candidate.order,
+        )
+
+    def ranked(self) -> list[Candidate]:
+        return sorted(self.candidates, key=self.rank, reverse=True)
+
     def best(self) -> Candidate | None:
-        return max(self.candidates, key=Candidate.rank, default=None)
+        ranked = self.ranked()
+        return ranked[0] if ranked else None

@@ -8,6 +8,9 @@ from pydantic import BaseModel, Field
 
 from acts_sql.engine.budget import Budget
 
+DEFAULT_TEMPERATURE = 0.8
+DEFAULT_POOL = 4
+
 
 class Method(StrEnum):
     ACTS = "acts"
@@ -18,6 +21,8 @@ class Method(StrEnum):
     """One LLM call: critique the SQL, then rewrite it."""
     RAW = "raw"
     """Single-turn correction with the BIRD-CRITIC baseline prompt."""
+    VOTE = "vote"
+    """The raw prompt K times (greedy + samples), majority vote over the results that run."""
 
 
 class CorrectionOptions(BaseModel):
@@ -35,3 +40,26 @@ class CorrectionOptions(BaseModel):
     """Tree: fresh generate_sql children the engine may add under one node after rejections."""
     schema_chars: int = Field(6000, ge=500)
     """Budget of the schema text in prompts."""
+    candidates: int | None = Field(None, ge=1, le=16)
+    """Candidates per SQL-writing node (greedy + samples); None: the backend's default."""
+    temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
+    """Sampling temperature of the samples in a pool (the first candidate is greedy)."""
+    rule_candidates: bool = True
+    """Pools also hold deterministic repairs of failing candidates (sqlglot re-read,
+    transpiled from another dialect, unknown names replaced by the schema's nearest)."""
+    raw_candidate: bool = True
+    """acts/linear: the raw single-turn rewrite is one of the first candidates."""
+    expect_same_rows: bool | None = None
+    """True: the issue is about speed and the same rows are expected (a candidate that
+    returns the user's rows may be accepted). None: decide from the issue's words."""
+    replan: bool = True
+    """acts: when every branch is exhausted with budget left, re-plan once from the root."""
+
+
+def default_candidates(llm_name: str) -> int:
+    """Candidates per node when the user does not say: by backend, from measurements.
+
+    Scripted backends default to one (a script then reads one reply per call,
+    as written); models default to DEFAULT_POOL (docs/BENCHMARKS.md).
+    """
+    return 1 if "scripted" in llm_name else DEFAULT_POOL

@@ -59,4 +59,14 @@ class CorrectionResult(BaseModel):
     result: ExecResult | None = Field(None, description="execution result of `sql` (first rows)")
     usage: UsageSummary = Field(default_factory=lambda: UsageSummary())
     tree: list[dict[str, Any]] = Field(default_factory=list, description="final plan tree nodes")
+    candidates: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="every distinct candidate: id, node, sql, origin, votes, result (first "
+        "rows), group, verdict (accepted, rejected, unjudged, refused, failed), reason, judge",
+    )
+    groups: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="result groups: id, fingerprint, members (candidate ids), votes, "
+        "rejected_reason",
+    )
     trace: list[TraceEvent] = Field(default_factory=list)

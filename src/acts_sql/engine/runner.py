@@ -8,16 +8,19 @@ import time
 from acts_sql.agent.baselines import text_to_sql
 from acts_sql.db.executor import Executor
 from acts_sql.db.schema import render_schema
-from acts_sql.engine.baselines import run_critic, run_raw
+from acts_sql.engine.baselines import run_critic, run_raw, run_vote
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
-from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
 from acts_sql.engine.result import CorrectionResult, UsageSummary
 from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.trace import Listener, Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM, UsageLedger
+from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.errors import LLMError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
+from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
@@ -53,17 +56,22 @@ def run_correction(
         sql=sql,
         options=options.model_dump(mode="json"),
     )
+    tables = executor.reflect(sample_rows=3)
     schema_text = render_schema(
-        executor.reflect(sample_rows=3),
-        max_chars=options.schema_chars,
-        focus_terms=focus_terms(question, sql or ""),
+        tables, max_chars=options.schema_chars, focus_terms=focus_terms(question, sql or "")
     )
     task = TaskContext(
         dialect=dialect,
         question=question.strip() or NO_ISSUE,
         original_sql=sql or "",
         schema_text=schema_text,
+        schema_names={t.name: [c.name for c in t.columns] for t in tables},
         execution_visible=options.execution_tools,
+    )
+    pool = PoolSettings(
+        size=options.candidates or default_candidates(llm.name),
+        temperature=options.temperature,
+        rules=options.rule_candidates,
     )
     generated = not (sql or "").strip()
     outcome: SearchOutcome
@@ -71,22 +79,29 @@ def run_correction(
         if generated:
             sql = _initial_sql(traced_llm, task, options, trace)
         original = (
-            TracedExecutor(executor, trace, None, "original").execute(sql or "") if sql else None
+            TracedExecutor(executor, trace, None, "original", budget=budget).execute(sql or "")
+            if sql
+            else None
         )
         task = task.model_copy(update={"original_sql": sql or "", "original_result": original})
         if not sql:
             outcome = SearchOutcome(stop_reason="no initial SQL could be generated")
         elif options.method in (Method.ACTS, Method.LINEAR):
-            outcome = TreeSearch(
+            search = TreeSearch(
                 executor=executor,
                 llm=traced_llm,
                 task=task,
                 options=options,
                 trace=trace,
                 budget=budget,
-            ).run()
+                trust=trust_context(task, options),
+                pool=pool,
+            )
+            outcome = search.run()
         elif options.method == Method.CRITIC:
             outcome = run_critic(executor, traced_llm, task, options.json_retries, trace)
+        elif options.method == Method.VOTE:
+            outcome = run_vote(executor, traced_llm, task, trace, pool)
         else:
             outcome = run_raw(executor, traced_llm, task, trace)
     except BudgetExhaustedError as exc:
@@ -96,7 +111,7 @@ def run_correction(
         outcome = SearchOutcome(stop_reason=f"LLM backend failed: {exc}")
         trace.emit("llm_failed", summary=outcome.stop_reason)
 
-    final = outcome.accepted or outcome.best
+    final = None if outcome.returns_original else (outcome.accepted or outcome.best)
     final_sql = final.sql if final else (sql or "")
     final_result = final.result if final else task.original_result
     accepted = outcome.accepted is not None
@@ -125,7 +140,27 @@ def run_correction(
             statements=sum(1 for e in events if e.kind == "statement"),
         ),
         tree=outcome.tree,
+        candidates=[c.model_dump(mode="json") for c in outcome.candidates],
+        groups=outcome.groups,
         trace=events,
+    )
+
+
+def trust_context(task: TaskContext, options: CorrectionOptions) -> TrustContext:
+    """The user's SQL and its rows, which no candidate may repeat (see engine/trust.py)."""
+    same_rows = options.expect_same_rows
+    if same_rows is None:
+        same_rows = expects_same_rows(task.question)
+    original = task.original_result
+    shape = (
+        result_shape(task.original_sql, original, task.dialect) if original is not None else None
+    )
+    return TrustContext.build(
+        task.dialect,
+        task.original_sql,
+        shape,
+        same_rows,
+        original_runs=original is not None and original.ok,
     )
 
 

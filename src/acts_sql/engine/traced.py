@@ -3,6 +3,20 @@
 The engine hands tools and the agent these instead of the raw backend and
 executor, so accounting cannot be forgotten: usage per call, the statement,
 its status, rows and time, tagged with the node and purpose that caused it.
+
+Deadlines. They also hold the run to its wall time (``Budget.max_seconds``),
+which a check before each step cannot do alone, since one LLM call or one
+statement can outlast what is left:
+
+- an LLM call is sent with ``timeout_s`` = what is left of the run (or the
+  request's own, when smaller); a backend that runs out of it raises
+  :class:`~acts_sql.errors.LLMDeadlineError`, which becomes the run's
+  ``budget exhausted: wall time`` when the run's time was the limit;
+- a statement's timeout is capped at what is left (the executor keeps its own
+  default when that ends in time), and a statement does not start with less
+  than :data:`MIN_STATEMENT_SECONDS` left. A scratch session's statements
+  (unit checks) have no timeout argument in the protocol: the time is only
+  checked before them.
 """
 
 from __future__ import annotations
@@ -11,11 +25,69 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from acts_sql.db.executor import Executor, ScratchSession, TableInfo
+from acts_sql.db.executor import (
+    DEFAULT_TIMEOUT_S,
+    RECURSIVE_TIMEOUT_S,
+    Executor,
+    ScratchSession,
+    TableInfo,
+    statement_timeout,
+)
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.trace import Trace
+from acts_sql.errors import ActsSqlError, LLMDeadlineError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
+from acts_sql.sql.diagnostics import split_statements
+
+MIN_STATEMENT_SECONDS = 0.05
+"""A statement does not start with less than this left of the run's wall time."""
+
+
+def capped_timeout(
+    sql: str,
+    timeout: float | None,
+    left: float,
+    *,
+    default: float | None = None,
+    dialect: str = "sqlite",
+) -> float | None:
+    """The timeout to run `sql` with so that it ends within `left` seconds.
+
+    `timeout` is the caller's (None: the executor's default, which is
+    `default` for every statement, or BIRD-CRITIC's 60 s / 15 s for ``WITH
+    RECURSIVE`` per statement when `default` is None). None is returned when
+    the default already ends in time, so the executor's own rule applies
+    unchanged; otherwise the smallest limit, capped at `left` (never longer
+    than what the executor would have allowed).
+    """
+    if timeout is not None:
+        return min(timeout, left)
+    if default is not None:
+        return None if default <= left else left
+    if left >= max(DEFAULT_TIMEOUT_S, RECURSIVE_TIMEOUT_S):
+        return None
+    try:
+        texts = split_statements(sql, dialect) or [sql]
+    except ActsSqlError:  # an unknown dialect name: judge the text as one statement
+        texts = [sql]
+    limits = [statement_timeout(text) for text in texts]
+    if max(limits) <= left:
+        return None
+    return min(left, *limits)
+
+
+def _own_default(executor: Executor) -> float | None:
+    """The executor's per-statement timeout setting, where it has one (None: BIRD's).
+
+    Not part of the protocol: the SQLite and server executors call it
+    ``default_timeout``, the DuckDB and DB-API ones ``timeout``.
+    """
+    for attribute in ("default_timeout", "timeout"):
+        value = getattr(executor, attribute, None)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
 
 
 class UsageLedger:
@@ -31,7 +103,8 @@ class UsageLedger:
 
 
 class TracedLLM:
-    """An LLMBackend that charges the budget and records each call."""
+    """An LLMBackend that charges the budget, bounds each call by the time left,
+    and records each call."""
 
     def __init__(
         self,
@@ -48,11 +121,20 @@ class TracedLLM:
         self._ledger = ledger
         self._node = node
 
+    @property
+    def budget(self) -> BudgetTracker:
+        """The run's budget (executors of the same run share it)."""
+        return self._budget
+
     def for_node(self, node: str | None) -> TracedLLM:
         return TracedLLM(self.inner, self._trace, self._budget, self._ledger, node)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         self._budget.take_llm_call()
+        left = self._budget.time_left()
+        by_run = request.timeout_s is None or left < request.timeout_s
+        timeout = left if by_run else request.timeout_s
+        request = request.model_copy(update={"timeout_s": timeout})
         try:
             response = self.inner.complete(request)
         except Exception as exc:
@@ -63,16 +145,21 @@ class TracedLLM:
                 summary=f"error: {exc}",
                 ok=False,
                 error=str(exc),
+                timeout_s=_rounded(timeout),
             )
+            if isinstance(exc, LLMDeadlineError) and by_run:
+                raise self._budget.out_of_time() from exc
             raise
         usage = response.usage
         self._ledger.add(usage)
+        extra = {"stopped_by": usage.stopped_by} if usage.stopped_by is not None else {}
         self._trace.emit(
             "llm_call",
             node=self._node,
             purpose=request.purpose,
             summary=(
                 f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.seconds:.2f} s"
+                + (" (deadline: partial reply)" if usage.stopped_by == "deadline" else "")
             ),
             ok=True,
             prompt_tokens=usage.prompt_tokens,
@@ -81,8 +168,14 @@ class TracedLLM:
             seconds=round(usage.seconds, 4),
             replayed=usage.replayed,
             response=response.text,
+            timeout_s=_rounded(timeout),
+            **extra,
         )
         return response
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)
 
 
 def _record(trace: Trace, node: str | None, purpose: str, sql: str, result: ExecResult) -> None:
@@ -101,10 +194,23 @@ def _record(trace: Trace, node: str | None, purpose: str, sql: str, result: Exec
 
 
 class _TracedScratch:
-    def __init__(self, inner: ScratchSession, trace: Trace, node: str | None, purpose: str):
+    def __init__(
+        self,
+        inner: ScratchSession,
+        trace: Trace,
+        node: str | None,
+        purpose: str,
+        budget: BudgetTracker | None,
+    ) -> None:
         self._inner, self._trace, self._node, self._purpose = inner, trace, node, purpose
+        self._budget = budget
+
+    def _check_time(self) -> None:
+        if self._budget is not None:
+            self._budget.time_left(MIN_STATEMENT_SECONDS)
 
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
+        self._check_time()
         result = self._inner.create_stand_in(name, columns)
         _record(
             self._trace, self._node, "stand_in", f"stand-in {name}({', '.join(columns)})", result
@@ -112,22 +218,39 @@ class _TracedScratch:
         return result
 
     def execute(self, sql: str, *, max_rows: int | None = None) -> ExecResult:
+        self._check_time()
         result = self._inner.execute(sql, max_rows=max_rows)
         _record(self._trace, self._node, self._purpose, sql, result)
         return result
 
 
 class TracedExecutor:
-    """An Executor that records each statement with its node and purpose."""
+    """An Executor that records each statement with its node and purpose, and
+    caps its timeout at what is left of the run (see the module doc)."""
 
-    def __init__(self, inner: Executor, trace: Trace, node: str | None, purpose: str) -> None:
+    def __init__(
+        self,
+        inner: Executor,
+        trace: Trace,
+        node: str | None,
+        purpose: str,
+        *,
+        budget: BudgetTracker | None,
+    ) -> None:
+        """`budget`: the run's (statements end within its wall time); None: no cap."""
         self.inner = inner
         self.dialect = inner.dialect
         self._trace, self._node, self._purpose = trace, node, purpose
+        self._budget = budget
 
     def execute(
         self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
     ) -> ExecResult:
+        if self._budget is not None:
+            left = self._budget.time_left(MIN_STATEMENT_SECONDS)
+            timeout = capped_timeout(
+                sql, timeout, left, default=_own_default(self.inner), dialect=self.dialect
+            )
         result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout)
         _record(self._trace, self._node, self._purpose, sql, result)
         return result
@@ -135,7 +258,9 @@ class TracedExecutor:
     @contextmanager
     def scratch(self) -> Iterator[ScratchSession]:
         with self.inner.scratch() as session:
-            yield _TracedScratch(session, self._trace, self._node, f"{self._purpose}:unit")
+            yield _TracedScratch(
+                session, self._trace, self._node, f"{self._purpose}:unit", self._budget
+            )
 
     def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
         return self.inner.reflect(sample_rows)

@@ -113,17 +113,38 @@ class PlanTree:
 
     @classmethod
     def from_plan(cls, plan: Plan, known_tools: Iterable[str]) -> PlanTree:
-        """Build from a validated plan; nodes unreachable from the cursor are dropped."""
+        """Build from a validated plan.
+
+        Nodes that no link reaches from the cursor are not dropped: a weak
+        planner often lists its steps flat, with empty `children`. Each such
+        node (with the subtree its own links give it) is chained under the node
+        listed just before it that is already in the tree, so a flat list runs
+        in the order given.
+        """
         check_plan(plan, known_tools)
-        by_id = {n.id: n for n in plan.nodes}
         tree = cls()
         tree.root = plan.cursor
-        stack: list[tuple[str, str | None]] = [(plan.cursor, None)]
-        while stack:
-            node_id, parent = stack.pop()
-            tree._insert(by_id[node_id], parent, origin="plan")
-            stack.extend((c, node_id) for c in reversed(by_id[node_id].children))
+        tree._insert_subtree(plan, plan.cursor, None, origin="plan")
+        previous = plan.cursor
+        for node in plan.nodes:
+            if node.id in tree.nodes:
+                previous = node.id
+                continue
+            top = _top_of(plan, node.id)
+            if top in tree.nodes:
+                continue
+            tree.nodes[previous].children.append(top)
+            tree._insert_subtree(plan, top, previous, origin="plan:chained")
+            previous = node.id if node.id in tree.nodes else previous
         return tree
+
+    def _insert_subtree(self, plan: Plan, top: str, parent: str | None, origin: str) -> None:
+        by_id = {n.id: n for n in plan.nodes}
+        stack: list[tuple[str, str | None]] = [(top, parent)]
+        while stack:
+            node_id, under = stack.pop()
+            self._insert(by_id[node_id], under, origin=origin)
+            stack.extend((c, node_id) for c in reversed(by_id[node_id].children))
 
     def _insert(self, node: PlanNode, parent: str | None, origin: str) -> NodeState:
         depth = 1 if parent is None else self.nodes[parent].depth + 1
@@ -249,8 +270,36 @@ class PlanTree:
             nodes.append(item)
         return json.dumps({"cursor": cursor, "nodes": nodes}, ensure_ascii=False, indent=1)
 
+    def to_prompt_lines(self, current: str | None) -> str:
+        """The tree as indented lines (id, tool, status, description, short result)."""
+        lines: list[str] = []
+        if self.root is None:
+            return "(empty)"
+        stack: list[tuple[str, int]] = [(self.root, 0)]
+        while stack:
+            node_id, level = stack.pop()
+            node = self.nodes[node_id]
+            mark = " <- here" if node_id == current else ""
+            text = f"{'  ' * level}{node.id} {node.tool} [{node.status.value}]{mark}"
+            if node.description:
+                text += f": {_clip(node.description, 120)}"
+            if node.status in (NodeStatus.REJECTED, NodeStatus.PRUNED) and node.reason:
+                text += f" (why: {_clip(node.reason, 160)})"
+            lines.append(text)
+            stack.extend((c, level + 1) for c in reversed(node.children))
+        return "\n".join(lines)
+
     def snapshot(self) -> list[dict[str, Any]]:
         return [n.model_dump(mode="json") for n in self.nodes.values()]
+
+
+def _top_of(plan: Plan, node_id: str) -> str:
+    """The topmost ancestor of `node_id` by the plan's own links."""
+    parent_of = {c: n.id for n in plan.nodes for c in n.children}
+    current = node_id
+    while current in parent_of:
+        current = parent_of[current]
+    return current
 
 
 def _clip(text: str, limit: int) -> str:

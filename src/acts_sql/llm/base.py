@@ -19,7 +19,14 @@ class LLMRequest(BaseModel):
     messages: list[Message] = Field(min_length=1)
     json_schema: dict[str, Any] | None = None
     temperature: float = 0.0
+    seed: int | None = None
+    """Sampling seed, so that the samples of one pool differ from each other (and a
+    sample is reproducible); None: the backend's own."""
     max_tokens: int = 1024
+    timeout_s: float | None = None
+    """Seconds this call may take at most; None: no limit. The engine sets it to
+    what is left of the run's wall time. Not part of what the request asks for:
+    the record/replay cache ignores it."""
 
 
 class Usage(BaseModel):
@@ -32,6 +39,9 @@ class Usage(BaseModel):
     seconds: float = 0.0
     replayed: bool = False
     """True when the reply came from a record/replay cache, not the model."""
+    stopped_by: str | None = None
+    """Why generation ended, when the backend says: ``stop``, ``length``,
+    ``repetition``, ``deadline`` (``timeout_s`` passed: the text is partial)."""
 
 
 class LLMResponse(BaseModel):

@@ -3,8 +3,10 @@
 :class:`CachedBackend` wraps any backend. The key of a request is the sha256
 of a canonical JSON (sorted keys, no whitespace) of the inner backend's name
 (which names the model), the purpose, the messages, the JSON schema, the
-temperature and max_tokens. A hit returns the recorded text at no cost: its
-usage has the recorded token counts, ``seconds`` 0 and ``replayed`` True
+temperature and max_tokens. Not the call's ``timeout_s`` (the time left of a
+run, which says nothing of the reply): a replayed call hits however much time
+is left. A hit returns the recorded text at no cost: its usage has the
+recorded token counts, ``seconds`` 0 and ``replayed`` True
 (:class:`ReplayedUsage`). A miss asks the inner backend and records the
 reply. A benchmark re-run with the same cache directory costs nothing.
 
@@ -13,7 +15,8 @@ file in the same directory, then a rename), so concurrent workers and
 interrupted runs never leave a half-written entry under its final name. An
 entry that cannot be read, is not valid JSON, or does not hold the same
 request is a miss, and is overwritten by the fresh reply. Failed calls are
-not recorded.
+not recorded, nor are replies cut short by their deadline (``stopped_by``
+``deadline``): with more time the model would have written more.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class CacheStats:
 
 
 def _canonical_request(backend_name: str, request: LLMRequest) -> dict[str, Any]:
+    """What the key covers: what the request asks for (never ``timeout_s``)."""
     return {
         "backend": backend_name,
         "purpose": request.purpose,
@@ -68,6 +72,7 @@ def _canonical_request(backend_name: str, request: LLMRequest) -> dict[str, Any]
         "json_schema": request.json_schema,
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
+        **({"seed": request.seed} if request.seed is not None else {}),
     }
 
 
@@ -117,6 +122,10 @@ class CachedBackend:
             return recorded
         existed = path.exists()
         response = self.inner.complete(request)
+        if response.usage.stopped_by == "deadline":  # a partial reply: not the model's answer
+            with self._lock:
+                self.stats.misses += 1
+            return response
         try:
             _write_entry(path, canonical, response)
         except OSError:
@@ -146,6 +155,7 @@ def _read_entry(path: Path, canonical: dict[str, Any]) -> LLMResponse | None:
     usage = response.get("usage")
     if not isinstance(usage, dict):
         return None
+    stopped_by = usage.get("stopped_by")
     try:
         replayed = ReplayedUsage(
             purpose=canonical["purpose"],
@@ -153,6 +163,7 @@ def _read_entry(path: Path, canonical: dict[str, Any]) -> LLMResponse | None:
             cached_prompt_tokens=usage.get("cached_prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
             seconds=0.0,
+            stopped_by=stopped_by if isinstance(stopped_by, str) else None,
         )
     except ValueError:
         return None
@@ -171,6 +182,7 @@ def _write_entry(path: Path, canonical: dict[str, Any], response: LLMResponse) -
                 "cached_prompt_tokens": usage.cached_prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
                 "seconds": usage.seconds,
+                "stopped_by": usage.stopped_by,
             },
         },
     }

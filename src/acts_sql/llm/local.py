@@ -9,7 +9,8 @@ A call
     The messages are rendered with the chat template stored in the GGUF
     (Qwen's ChatML template for the embedded models; plain ChatML for a file
     without one), tokenized, and completed with the request's temperature
-    (0: greedy) and a fixed seed, so a request always gets the same reply. A
+    (0: greedy) and a fixed seed (plus the request's own ``seed``, which tells
+    the samples of one pool apart), so a request always gets the same reply. A
     request with a ``json_schema`` is constrained by a grammar compiled from
     that schema (llama.cpp's JSON-schema converter, what
     ``response_format={"type": "json_object", "schema": ...}`` does); a schema
@@ -61,6 +62,22 @@ Threads
     (llama.cpp's workers spin for a few milliseconds after a call).
     ``n_threads`` or ``ACTS_SQL_THREADS`` fixes the number instead.
 
+Deadlines
+    A request's ``timeout_s`` (the engine sets it to what is left of the run)
+    is the call's deadline, counted from the moment :meth:`LocalBackend.complete`
+    is called (waiting for the model's lock counts). Decoding stops at the
+    first token after it (:class:`DeadlineGuard`, ``stopped_by`` ``deadline``)
+    and the partial reply is returned (the JSON repair closes it). Prompt
+    evaluation cannot be stopped by a stopping criterion: llama-cpp-python's
+    ``Llama.eval`` decodes the prompt in ``n_batch`` chunks, and the project's
+    ``Llama`` subclass checks the deadline before each chunk
+    (:func:`evaluate_in_batches`). It also gives up as soon as the rest of the
+    prompt cannot be evaluated in time even at the fastest pace measured on
+    earlier chunks, since a reply needs the whole prompt first. Either way
+    the call raises :class:`~acts_sql.errors.LLMDeadlineError` (purpose,
+    seconds); the tokens evaluated so far stay in the KV cache, consistent
+    with ``input_ids``.
+
 Extra CPU buffer types
     llama.cpp repacks weights into "extra buffer types" (AMX tiles on CPUs
     that advertise AMX). On this project's virtual machines, which advertise
@@ -86,7 +103,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acts_sql.errors import LLMError, LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 from acts_sql.llm.models import (
     DEFAULT_LOCAL_MODEL,
@@ -108,10 +125,13 @@ __all__ = [
     "DEFAULT_N_CTX",
     "INSTALL_HINT",
     "CallStats",
+    "DeadlineGuard",
+    "LLMDeadlineError",
     "LocalBackend",
     "LocalContextError",
     "LocalModelLoadError",
     "RepetitionGuard",
+    "evaluate_in_batches",
     "free_cores",
     "llama_cpp_available",
     "repeating_tail",
@@ -123,6 +143,8 @@ __all__ = [
 DEFAULT_N_CTX = 8192
 INSTALL_HINT = "pip install 'acts-sql[local]'"
 _MAX_GRAMMARS = 64
+_PACE_MIN_BATCH = 16
+"""Batches shorter than this do not count towards the measured prompt pace."""
 _CHATML = (
     "{% for message in messages %}<|im_start|>{{ message.role }}\n"
     "{{ message.content }}<|im_end|>\n{% endfor %}"
@@ -167,7 +189,8 @@ class CallStats:
     """Wall time of the rest of the completion: decoding and sampling."""
     seconds: float
     stopped_by: str
-    """``stop`` (end of reply), ``length`` (max_tokens) or ``repetition``."""
+    """``stop`` (end of reply), ``length`` (max_tokens), ``repetition`` or
+    ``deadline`` (the request's ``timeout_s`` passed: a partial reply)."""
     threads: int
 
 
@@ -230,6 +253,93 @@ class RepetitionGuard:
         self.generated = generated
         self.kept = len(generated) - period * (copies - 1)
         return True
+
+
+class DeadlineGuard:
+    """A llama-cpp-python stopping criterion: stop once `deadline` (``time.perf_counter``) passes.
+
+    Checked after each sampled token; :attr:`fired` says it stopped the
+    reply (the text so far is returned as it is).
+    """
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.fired = False
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if time.perf_counter() >= self.deadline:
+            self.fired = True
+        return self.fired
+
+
+class _PromptDeadline(Exception):
+    """Raised out of ``Llama.eval`` when a prompt cannot be evaluated before its deadline."""
+
+    def __init__(self, evaluated: int, total: int, needed: float) -> None:
+        super().__init__(f"deadline after {evaluated} of {total} prompt tokens")
+        self.evaluated = evaluated
+        self.total = total
+        self.needed = needed
+        """Estimated seconds the rest would have needed (0: unknown)."""
+
+
+class _Pace:
+    """Seconds per prompt token at the fastest pace measured so far.
+
+    The fastest, not an average: a call is given up only when even that pace
+    cannot finish its prompt in time (the load on the machine, and so the
+    pace, changes from call to call).
+    """
+
+    def __init__(self) -> None:
+        self.per_token: float | None = None
+
+    def record(self, tokens: int, seconds: float) -> None:
+        if tokens < _PACE_MIN_BATCH or seconds <= 0:
+            return
+        rate = seconds / tokens
+        self.per_token = rate if self.per_token is None else min(self.per_token, rate)
+
+    def estimate(self, tokens: int) -> float:
+        return 0.0 if self.per_token is None else self.per_token * tokens
+
+
+def evaluate_in_batches(
+    eval_batch: Callable[[list[int]], Any],
+    tokens: Sequence[int],
+    n_batch: int,
+    deadline: float,
+    pace: _Pace | None = None,
+) -> None:
+    """Evaluate `tokens` in batches of `n_batch` by `eval_batch`, unless the deadline forbids.
+
+    Before each batch: when `deadline` (``time.perf_counter``) has passed, or
+    the rest cannot be evaluated before it even at `pace` (the fastest seen), raise
+    :class:`_PromptDeadline`. Each batch's time is recorded in `pace`.
+    """
+    tokens = list(tokens)
+    pace = pace or _Pace()
+    for start in range(0, len(tokens), max(1, n_batch)):
+        now = time.perf_counter()
+        needed = pace.estimate(len(tokens) - start)
+        if now >= deadline or now + needed > deadline:
+            raise _PromptDeadline(start, len(tokens), needed)
+        batch = tokens[start : start + n_batch]
+        eval_batch(batch)
+        pace.record(len(batch), time.perf_counter() - now)
+
+
+def _deadline_error(
+    name: str, purpose: str, timeout_s: float, deadline: float, where: str
+) -> LLMDeadlineError:
+    elapsed = time.perf_counter() - (deadline - timeout_s)
+    return LLMDeadlineError(
+        f"wall time: {name} stopped the {purpose} call at its deadline ({timeout_s:.2f} s, "
+        f"what was left of the run) {where}",
+        purpose=purpose,
+        seconds=timeout_s,
+        elapsed=round(elapsed, 3),
+    )
 
 
 class _GreedyGrammarSampler:
@@ -299,10 +409,26 @@ class _GreedyGrammarSampler:
 
 @functools.cache
 def _llama_class() -> type:
-    """llama_cpp.Llama, with the fast sampler for greedy decoding under a grammar."""
+    """llama_cpp.Llama, with the fast sampler for greedy decoding under a grammar,
+    and prompt evaluation that stops at a deadline (:attr:`prompt_deadline`)."""
     import llama_cpp
 
     class Llama(llama_cpp.Llama):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.prompt_deadline: float | None = None
+            """Set before a completion; the next ``eval`` (the prompt's) checks it, once."""
+            self.prompt_pace = _Pace()
+            super().__init__(*args, **kwargs)
+
+        def eval(self, tokens: Sequence[int]) -> None:
+            deadline, self.prompt_deadline = self.prompt_deadline, None
+            if deadline is None:  # decoding steps, and calls without a deadline
+                super().eval(tokens)
+                return
+            # llama-cpp-python's eval decodes in n_batch chunks after dropping
+            # the KV cells past n_tokens; one chunk per call does the same
+            evaluate_in_batches(super().eval, tokens, self.n_batch, deadline, self.prompt_pace)
+
         def _init_sampler(self, **kwargs: Any) -> Any:  # type: ignore[override]
             neutral = (
                 kwargs.get("repeat_penalty", 1.0) == 1.0
@@ -385,6 +511,10 @@ class _LoadedModel:
         perf = low_level.llama_perf_context(self.llama.ctx)
         return int(perf.n_p_eval), perf.t_p_eval_ms / 1000.0
 
+    def set_prompt_deadline(self, deadline: float | None) -> None:
+        """The deadline the next prompt evaluation checks between its batches (None: none)."""
+        self.llama.prompt_deadline = deadline
+
     def run(
         self,
         request: LLMRequest,
@@ -394,9 +524,20 @@ class _LoadedModel:
         seed: int,
         max_tokens: int | None,
         threads: int,
+        deadline: float | None = None,
     ) -> tuple[CallStats, str]:
-        """One completion with `threads` threads; the caller holds :attr:`lock`."""
+        """One completion with `threads` threads; the caller holds :attr:`lock`.
+
+        `deadline` (``time.perf_counter``; the request's ``timeout_s`` counted
+        from when the call began) stops it: LLMDeadlineError before or during
+        the prompt, a partial reply (``stopped_by`` ``deadline``) after.
+        """
         started = time.perf_counter()
+        timeout_s = request.timeout_s or 0.0
+        if deadline is not None and started >= deadline:
+            raise _deadline_error(
+                name, request.purpose, timeout_s, deadline, "before the prompt was evaluated"
+            )
         self.set_threads(threads)
         llama = self.llama
         formatted = self.formatter(
@@ -422,11 +563,15 @@ class _LoadedModel:
         cached = reused_prefix(llama.input_ids[: llama.n_tokens].tolist(), prompt)
         guard = RepetitionGuard(len(prompt))
         stops = _Stops([guard])
+        clock = DeadlineGuard(deadline) if deadline is not None else None
+        if clock is not None:
+            stops.append(clock)
         if formatted.stopping_criteria is not None:
             stops.extend(formatted.stopping_criteria)
         grammar = self.grammar(request.json_schema) if request.json_schema else None
         self.reset_counters()
         completion_started = time.perf_counter()
+        self.set_prompt_deadline(deadline)
         try:
             output = llama.create_completion(
                 prompt=prompt,
@@ -438,11 +583,24 @@ class _LoadedModel:
                 grammar=grammar,
                 repeat_penalty=1.0,
             )
+        except _PromptDeadline as stop:
+            assert deadline is not None
+            rest = f"; the rest needed about {stop.needed:.1f} s" if stop.needed else ""
+            raise _deadline_error(
+                name,
+                request.purpose,
+                timeout_s,
+                deadline,
+                f"while evaluating the prompt ({stop.evaluated} of {stop.total} tokens "
+                f"evaluated{rest})",
+            ) from None
         except (ValueError, RuntimeError) as exc:
             raise LLMError(
                 f"{name}: llama.cpp failed on the {request.purpose} request: {exc}",
                 purpose=request.purpose,
             ) from None
+        finally:
+            self.set_prompt_deadline(None)
         completion_seconds = time.perf_counter() - completion_started
         evaluated, prompt_seconds = self.counters()
         choice = output["choices"][0]
@@ -451,6 +609,8 @@ class _LoadedModel:
         if guard.kept is not None:
             stopped_by = "repetition"
             text = bytes(llama.detokenize(guard.generated[: guard.kept])).decode("utf-8", "replace")
+        elif clock is not None and clock.fired and stopped_by == "stop":
+            stopped_by = "deadline"
         stats = CallStats(
             prompt_tokens=len(prompt),
             cached_prompt_tokens=cached,
@@ -641,17 +801,35 @@ class LocalBackend:
             loaded.llama.reset()
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        timeout_s = request.timeout_s
+        deadline = None if timeout_s is None else time.perf_counter() + timeout_s
         loaded = self._loaded(None)
-        with loaded.lock:
+        if deadline is None:
+            loaded.lock.acquire()
+        else:
+            left = deadline - time.perf_counter()
+            acquired = loaded.lock.acquire(timeout=left) if left > 0 else loaded.lock.acquire(False)
+            if not acquired:
+                raise _deadline_error(
+                    self.name,
+                    request.purpose,
+                    timeout_s or 0.0,
+                    deadline,
+                    "while waiting for the model (another call was using it)",
+                )
+        try:
             threads = self.fixed_threads or free_cores(self.n_threads)
             stats, text = loaded.run(
                 request,
                 name=self.name,
                 n_ctx=self.n_ctx,
-                seed=self.seed,
+                seed=self.seed if request.seed is None else self.seed + request.seed,
                 max_tokens=self.max_tokens,
                 threads=threads,
+                deadline=deadline,
             )
+        finally:
+            loaded.lock.release()
         self.last_call = stats
         usage = Usage(
             purpose=request.purpose,
@@ -659,6 +837,7 @@ class LocalBackend:
             cached_prompt_tokens=stats.cached_prompt_tokens,
             completion_tokens=stats.completion_tokens,
             seconds=stats.seconds,
+            stopped_by=stats.stopped_by,
         )
         return LLMResponse(text=text, usage=usage)
 

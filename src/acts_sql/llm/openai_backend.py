@@ -8,7 +8,9 @@ Works with OpenAI, vLLM, Ollama, llama.cpp server, DeepSeek and the like.
 - ``timeout`` bounds a whole :meth:`OpenAIBackend.complete` call, retries
   included: each attempt may use only the time left (as the HTTP timeout), a
   retry is made only if its back-off fits in what is left, and a timed-out
-  attempt is not retried.
+  attempt is not retried. A request's ``timeout_s`` (what is left of the
+  run) lowers that bound for its call; running out of it raises
+  :class:`~acts_sql.errors.LLMDeadlineError`.
 - Up to ``max_retries`` retries, with exponential back-off (or the server's
   ``Retry-After``), on 408, 409, 429, 5xx and connection failures. Any final
   failure raises :class:`~acts_sql.errors.LLMError` with a one-line message
@@ -29,9 +31,10 @@ import random
 import re
 import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from acts_sql.errors import LLMError, LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 
 if TYPE_CHECKING:
@@ -51,6 +54,16 @@ _HINTS = {
     403: "check the API key's permissions",
     404: "check the model name and the base URL (it usually ends in /v1)",
 }
+
+
+@dataclass(frozen=True)
+class _Deadline:
+    """When a call must be over (``time.monotonic``), after how many seconds,
+    and whether the request's ``timeout_s`` (not the backend's own) set it."""
+
+    at: float
+    seconds: float
+    by_request: bool
 
 
 class OpenAIBackend:
@@ -114,7 +127,12 @@ class OpenAIBackend:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         started = time.monotonic()
-        deadline = started + self.timeout
+        limit, by_request = self.timeout, False
+        if request.timeout_s is not None and request.timeout_s < limit:
+            limit, by_request = request.timeout_s, True
+        deadline = _Deadline(started + limit, limit, by_request)
+        if limit <= 0:
+            raise self._timed_out(request, deadline, 0)
         if request.json_schema is None:
             data, attempts = self._post(request, None, deadline)
         else:
@@ -125,7 +143,7 @@ class OpenAIBackend:
 
     # -- JSON mode negotiation -------------------------------------------------------
 
-    def _post_json(self, request: LLMRequest, deadline: float) -> tuple[dict[str, Any], int]:
+    def _post_json(self, request: LLMRequest, deadline: _Deadline) -> tuple[dict[str, Any], int]:
         first = self._json_mode_index
         for index in range(first, len(_JSON_MODES)):
             try:
@@ -144,7 +162,7 @@ class OpenAIBackend:
     # -- one request, with retries -------------------------------------------------
 
     def _post(
-        self, request: LLMRequest, mode: JsonMode | None, deadline: float
+        self, request: LLMRequest, mode: JsonMode | None, deadline: _Deadline
     ) -> tuple[dict[str, Any], int]:
         """The decoded response body and the number of attempts it took."""
         openai = self._openai
@@ -152,17 +170,13 @@ class OpenAIBackend:
         attempt = 0
         while True:
             attempt += 1
-            left = deadline - time.monotonic()
+            left = deadline.at - time.monotonic()
             if left <= 0:
-                raise self._error(
-                    f"no reply within {self.timeout:g} s", request, attempt - 1, status=None
-                )
+                raise self._timed_out(request, deadline, attempt - 1)
             try:
                 raw = self._client.chat.completions.with_raw_response.create(**kwargs, timeout=left)
             except openai.APITimeoutError:
-                raise self._error(
-                    f"no reply within {self.timeout:g} s", request, attempt, status=None
-                ) from None
+                raise self._timed_out(request, deadline, attempt) from None
             except openai.APIConnectionError as exc:
                 failure = f"cannot connect ({_cause(exc)})"
                 status, retry_after = None, None
@@ -180,7 +194,7 @@ class OpenAIBackend:
             else:
                 return self._body(raw.text, request, attempt, raw.status_code), attempt
             delay = self._delay(attempt, retry_after)
-            if attempt > self.max_retries or time.monotonic() + delay >= deadline:
+            if attempt > self.max_retries or time.monotonic() + delay >= deadline.at:
                 raise self._error(failure, request, attempt, status=status)
             time.sleep(delay)
 
@@ -193,6 +207,8 @@ class OpenAIBackend:
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
         if mode == "json_schema" and request.json_schema is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
@@ -249,12 +265,34 @@ class OpenAIBackend:
             raise self._error(
                 "malformed response: the message has no text content", request, attempts, status=200
             )
-        return _THINK.sub("", content, count=1), _usage(data.get("usage"), request.purpose)
+        usage = _usage(data.get("usage"), request.purpose)
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        if isinstance(finish, str) and finish:
+            usage.stopped_by = finish
+        return _THINK.sub("", content, count=1), usage
 
     # -- errors -------------------------------------------------------------------------
 
     def _where(self) -> str:
         return f"LLM endpoint {self.endpoint} (model {self.model}):"
+
+    def _timed_out(self, request: LLMRequest, deadline: _Deadline, attempts: int) -> LLMError:
+        """No reply in time: an LLMDeadlineError when the request's own deadline was the limit."""
+        if not deadline.by_request:
+            return self._error(
+                f"no reply within {deadline.seconds:g} s", request, attempts, status=None
+            )
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        return LLMDeadlineError(
+            f"wall time: {self._where()} no reply to the {request.purpose} request within "
+            f"{deadline.seconds:.2f} s, what was left of the run's time{tries}",
+            endpoint=self.endpoint,
+            model=self.model,
+            status=None,
+            attempts=attempts,
+            purpose=request.purpose,
+            seconds=deadline.seconds,
+        )
 
     def _error(
         self, failure: str, request: LLMRequest, attempts: int, *, status: int | None

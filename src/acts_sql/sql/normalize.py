@@ -118,9 +118,10 @@ def _faithful(sql: str, tokens: list[Token], canonical: str, d: Dialect) -> bool
     sqlglot sometimes rewrites what it parsed: a function renamed (SUBSTR),
     a string argument upper-cased ('1 day'), a clause dropped (IGNORE NULLS).
     The canonical text must keep every identifier, literal and number of the
-    original, and every keyword except optional ones and type names (INTEGER
-    may come back as INT); otherwise the token-level form is used, which
-    keeps everything.
+    original, every comma (sqlglot silently drops a dangling one, which the
+    database rejects), and every keyword except optional ones and type names
+    (INTEGER may come back as INT); otherwise the token-level form is used,
+    which keeps everything.
     """
     try:
         new_tokens = d.sqlglot_dialect.tokenize(canonical)
@@ -130,8 +131,14 @@ def _faithful(sql: str, tokens: list[Token], canonical: str, d: Dialect) -> bool
     new_atoms, new_words = _inventory(canonical, new_tokens)
     if old_atoms - new_atoms or set(new_atoms - old_atoms) - _ADDABLE_ATOMS:
         return False
+    if _commas(tokens) != _commas(new_tokens):  # a dangling comma sqlglot tolerated
+        return False
     lost = {word: kind for word, kind in old_words.items() if word not in new_words}
     return all(word in _OPTIONAL_WORDS or kind in Parser.TYPE_TOKENS for word, kind in lost.items())
+
+
+def _commas(tokens: list[Token]) -> int:
+    return sum(1 for token in tokens if token.token_type == TokenType.COMMA)
 
 
 def _inventory(sql: str, tokens: list[Token]) -> tuple[Counter[str], dict[str, TokenType]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -11,6 +11,34 @@ from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import LLMBackend
 from acts_sql.tools.context import TaskContext
+
+
+class PoolSettings(BaseModel):
+    """How many candidates a node writes, and how."""
+
+    size: int = Field(1, ge=1, le=16)
+    temperature: float = Field(0.8, ge=0.0, le=2.0)
+    rules: bool = True
+    """Add deterministic repairs of failing candidates."""
+
+
+class PoolEntry(BaseModel):
+    """One distinct candidate of a pool."""
+
+    sql: str
+    origin: str
+    votes: int = 1
+    result: ExecResult
+    known: bool = False
+    """The run had already executed this SQL; its result is reused, not re-run."""
+
+
+class CandidateMemory(Protocol):
+    """What the run already knows about a SQL text (the engine's candidate book)."""
+
+    def known_result(self, sql: str) -> ExecResult | None: ...
+
+    def rejection(self, sql: str) -> str | None: ...
 
 
 @dataclass
@@ -22,6 +50,8 @@ class ToolEnv:
     task: TaskContext
     json_retries: int = 2
     execution_enabled: bool = True
+    pool: PoolSettings = field(default_factory=lambda: PoolSettings())
+    memory: CandidateMemory | None = None
 
 
 class PathStep(BaseModel):
@@ -52,6 +82,8 @@ class ToolOutcome(BaseModel):
     output: dict[str, Any] = Field(default_factory=dict)
     candidate_sql: str | None = None
     candidate_result: ExecResult | None = None
+    candidates: list[PoolEntry] = Field(default_factory=list)
+    """Every distinct candidate the node wrote (a pool); the first is `candidate_sql`."""
     error: str | None = None
 
     @classmethod

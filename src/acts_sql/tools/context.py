@@ -31,6 +31,8 @@ class TaskContext(BaseModel):
     original_sql: str
     original_result: ExecResult | None = None
     schema_text: str
+    schema_names: dict[str, list[str]] = {}
+    """Table name -> column names, for identifier repair and nearest-name hints."""
     execution_visible: bool = True
 
     def task_block(self) -> str:

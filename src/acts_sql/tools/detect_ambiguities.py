@@ -9,6 +9,8 @@ MAX_PHRASES phrases and MAX_READINGS readings per phrase are kept.
 
 from __future__ import annotations
 
+import re
+from difflib import SequenceMatcher
 from typing import ClassVar
 
 from acts_sql.protocol import Ambiguity, AmbiguityReport, Purpose
@@ -18,6 +20,7 @@ from acts_sql.tools.llm_call import ask_tool_llm
 
 MAX_PHRASES = 2
 MAX_READINGS = 3
+SIMILAR = 0.88
 
 
 class DetectAmbiguitiesArgs(ToolArgs):
@@ -49,15 +52,44 @@ class DetectAmbiguitiesTool:
 
 
 def trim_report(report: AmbiguityReport) -> AmbiguityReport:
-    """Drop empty and duplicate readings; cap phrases and readings."""
+    """Drop empty readings, merge near-duplicate ones, cap phrases and readings.
+
+    Weak models often list one reading twice in other words, or repeat the
+    phrase itself as a reading; such a phrase does not branch. Readings are
+    the same when their words match after case, punctuation and filler words
+    are ignored, or when they are nearly identical text (similarity >= 0.88).
+    A reading already given for an earlier phrase is not repeated.
+    """
     kept: list[Ambiguity] = []
+    used: list[str] = []
     for item in report.ambiguities:
-        readings = list(dict.fromkeys(r.strip() for r in item.interpretations if r.strip()))
-        if item.phrase.strip() and readings:
-            kept.append(
-                Ambiguity(phrase=item.phrase.strip(), interpretations=readings[:MAX_READINGS])
-            )
+        phrase = item.phrase.strip()
+        readings: list[str] = []
+        for reading in (r.strip() for r in item.interpretations):
+            if not reading or _same_reading(reading, phrase):
+                continue
+            if any(_same_reading(reading, r) for r in readings + used):
+                continue
+            readings.append(reading)
+        if phrase and readings:
+            kept.append(Ambiguity(phrase=phrase, interpretations=readings[:MAX_READINGS]))
+            used.extend(readings)
     return AmbiguityReport(ambiguities=kept[:MAX_PHRASES])
+
+
+_FILLER = {"the", "a", "an", "of", "is", "as", "to", "it", "that", "which", "means", "mean"}
+
+
+def _words(text: str) -> str:
+    words = re.findall(r"[a-z0-9_]+", text.lower())
+    return " ".join(w for w in words if w not in _FILLER)
+
+
+def _same_reading(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    if wa == wb:
+        return True
+    return SequenceMatcher(None, wa, wb).ratio() >= SIMILAR
 
 
 def branching_readings(report: AmbiguityReport) -> list[tuple[str, str]]:

@@ -3,8 +3,10 @@
 Input: `{"hypothesis": "...", "feedback": "..."}`, both optional. The LLM sees
 the shared task block, the path history (every executed node from the root to
 here with its result), the hypothesis this branch follows and feedback on
-rejected candidates, and writes a minimally edited SQL. The candidate is
-executed at once; its result is part of the outcome the judge sees.
+rejected candidates, and writes a minimally edited SQL. The node writes a
+pool of candidates (greedy, samples, deterministic repairs of failing ones:
+see :mod:`acts_sql.tools.pool`), each executed at once; the engine groups
+them by result for the judge.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from acts_sql.protocol import GeneratedSql, Purpose
-from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.base import PoolEntry, ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
 from acts_sql.tools.context import format_path
-from acts_sql.tools.llm_call import ask_tool_llm
+from acts_sql.tools.llm_call import SqlAsker
+from acts_sql.tools.pool import clean_sql, collect_pool
 
 
 class GenerateSqlArgs(ToolArgs):
@@ -33,31 +36,52 @@ class GenerateSqlTool:
         args = parse_args(self.name, GenerateSqlArgs, call.input)
         if isinstance(args, str):
             return ToolOutcome.failed(args)
-        notes = [n for n in (args.instructions, args.feedback) if n]
-        reply = ask_tool_llm(
+        ask = SqlAsker(
             env,
             Purpose.GENERATE_SQL,
             "generate_sql.txt",
             GeneratedSql,
+            notes="\n".join(n for n in (args.instructions, args.feedback) if n),
             path=format_path(call.path),
             hypothesis=args.hypothesis or "(none: use the most natural reading of the issue)",
-            notes="\n".join(notes) or "(none)",
         )
-        if reply.value is None:
-            return ToolOutcome.failed(f"no usable SQL from the model: {reply.error}")
-        return run_candidate(env, reply.value.sql, rationale=reply.value.rationale)
+        entries = collect_pool(env, ask, env.pool, env.memory)
+        if not entries:
+            return ToolOutcome.failed(f"no usable SQL from the model: {ask.last_error}")
+        first = ask.replies.get(entries[0].sql)
+        return pool_outcome(env, entries, rationale=first.rationale if first else "")
 
 
-def run_candidate(env: ToolEnv, sql: str, *, rationale: str = "") -> ToolOutcome:
-    """Execute a candidate and describe it; the engine decides what follows."""
-    sql = sql.strip().rstrip(";").strip()
-    result = env.executor.execute(sql)
-    shown = result.summary() if env.execution_enabled else f"executed: {result.status}"
-    summary = f"candidate:\n{sql}\nresult: {shown}"
+def pool_outcome(env: ToolEnv, entries: list[PoolEntry], *, rationale: str = "") -> ToolOutcome:
+    """Describe a pool; its first candidate is the node's representative."""
+    first = entries[0]
+    shown = first.result.summary() if env.execution_enabled else f"executed: {first.result.status}"
+    summary = f"candidate:\n{first.sql}\nresult: {shown}"
+    if len(entries) > 1:
+        running = sum(1 for e in entries if e.result.ok)
+        summary += f"\n(pool: {len(entries)} distinct candidate(s), {running} run)"
     return ToolOutcome(
         status="done",
         summary=summary,
-        output={"sql": sql, "rationale": rationale, "result": result.preview().model_dump()},
-        candidate_sql=sql,
-        candidate_result=result,
+        output={
+            "sql": first.sql,
+            "rationale": rationale,
+            "result": first.result.preview().model_dump(),
+            "pool": [
+                {"sql": e.sql, "origin": e.origin, "votes": e.votes, "status": e.result.status}
+                for e in entries
+            ],
+        },
+        candidate_sql=first.sql,
+        candidate_result=first.result,
+        candidates=entries,
+    )
+
+
+def run_candidate(env: ToolEnv, sql: str, *, rationale: str = "") -> ToolOutcome:
+    """Execute one candidate and describe it; the engine decides what follows."""
+    sql = clean_sql(sql)
+    result = env.executor.execute(sql)
+    return pool_outcome(
+        env, [PoolEntry(sql=sql, origin="greedy", result=result)], rationale=rationale
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -15,10 +15,85 @@ from acts_sql.tools.context import task_messages
 M = TypeVar("M", bound=BaseModel)
 
 
+class _HasSql(Protocol):
+    sql: str
+
+
+S = TypeVar("S", bound=BaseModel)
+
+
 def ask_tool_llm(
-    env: ToolEnv, purpose: str, template: str, model: type[M], **values: str
+    env: ToolEnv,
+    purpose: str,
+    template: str,
+    model: type[M],
+    *,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    retries: int | None = None,
+    **values: str,
 ) -> StructuredReply[M]:
-    """Render `prompts/<template>` after the shared task prefix and ask for JSON."""
+    """Render `prompts/<template>` after the shared task prefix and ask for JSON.
+
+    `temperature` and `seed` select a sample (a pool's greedy answer has
+    temperature 0); `retries` defaults to the run's JSON re-asks.
+    """
     tail = render(load_template("acts_sql.tools", f"prompts/{template}"), **values)
-    request = LLMRequest(purpose=purpose, messages=task_messages(env.task, tail))
-    return ask_json(env.llm, request, model, retries=env.json_retries)
+    request = LLMRequest(
+        purpose=purpose,
+        messages=task_messages(env.task, tail),
+        temperature=temperature,
+        seed=seed,
+    )
+    return ask_json(
+        env.llm, request, model, retries=env.json_retries if retries is None else retries
+    )
+
+
+class SqlAsker(Generic[S]):
+    """A pool's way to ask for one candidate: one structured call per call of it.
+
+    Called with (temperature, seed, avoid): the greedy answer (temperature 0)
+    is re-asked on a bad reply as often as the run allows, a sample is not; an
+    `avoid` note (a SQL not to repeat) is added to the prompt's `notes`. Keeps
+    the errors of failed replies and every reply by its SQL.
+    """
+
+    def __init__(
+        self,
+        env: ToolEnv,
+        purpose: str,
+        template: str,
+        model: type[S],
+        *,
+        notes: str = "",
+        **values: str,
+    ) -> None:
+        self.env, self.purpose, self.template, self.model = env, purpose, template, model
+        self.notes, self.values = notes, values
+        self.errors: list[str] = []
+        self.replies: dict[str, S] = {}
+
+    def __call__(self, temperature: float, seed: int, avoid: str) -> str | None:
+        notes = "\n".join(n for n in (self.notes, avoid) if n) or "(none)"
+        reply = ask_tool_llm(
+            self.env,
+            self.purpose,
+            self.template,
+            self.model,
+            temperature=temperature,
+            seed=seed if temperature > 0 else None,
+            retries=None if temperature == 0 else 0,
+            notes=notes,
+            **self.values,
+        )
+        if reply.value is None:
+            self.errors.append(reply.error or "no reply")
+            return None
+        sql = cast(_HasSql, reply.value).sql
+        self.replies.setdefault(sql.strip().rstrip(";").strip(), reply.value)
+        return sql
+
+    @property
+    def last_error(self) -> str:
+        return self.errors[-1] if self.errors else "no reply"

@@ -1,5 +1,10 @@
 """`split_fix_syntax`: repair a failing statement clause by clause.
 
+Any execution error is repaired here, not only syntax errors: unknown tables
+and columns (the prompt lists the schema's nearest names), type and runtime
+errors, each with the database's own message. A statement that runs is left
+alone (no LLM call): there is nothing to repair.
+
 Input: `{"sql": "..."}` (default: the candidate of the parent node, else the
 user's SQL). Steps:
 
@@ -30,9 +35,11 @@ from acts_sql.protocol import Decomposition, Purpose, RepairedSql
 from acts_sql.sql.decompose import Unit, decompose, output_columns
 from acts_sql.sql.diagnostics import parse_statements, syntax_diagnostics
 from acts_sql.sql.dialects import get_dialect
+from acts_sql.sql.repairs import describe_unknown, unknown_identifiers
 from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
-from acts_sql.tools.generate_sql import run_candidate
-from acts_sql.tools.llm_call import ask_tool_llm
+from acts_sql.tools.generate_sql import pool_outcome
+from acts_sql.tools.llm_call import SqlAsker, ask_tool_llm
+from acts_sql.tools.pool import collect_pool
 
 MAX_PARALLEL_CHECKS = 4
 
@@ -71,23 +78,32 @@ class SplitFixSyntaxTool:
         sql = args.sql or call.base_sql or env.task.original_sql
         failing = call.base_result if call.base_sql == sql and call.base_result else None
         failing = failing or env.executor.execute(sql)
+        if failing.ok:
+            return ToolOutcome(
+                status="done",
+                summary="the statement runs without error: nothing to repair",
+                output={"sql": sql, "runs": True},
+            )
         units, source = self._units(env, sql, failing)
         checks = check_units(env, units)
-        reply = ask_tool_llm(
+        ask = SqlAsker(
             env,
             Purpose.FIX_SYNTAX,
             "fix_syntax.txt",
             RepairedSql,
             statement=sql,
             error=failing.error or failing.status,
+            names=nearest_names_hint(env, sql, failing),
             units="\n".join(c.line() for c in checks) or "(no units)",
             reading=sqlglot_reading(sql, env.task.dialect),
         )
-        if reply.value is None:
+        entries = collect_pool(env, ask, env.pool, env.memory)
+        if not entries:
             return ToolOutcome.failed(
-                f"no usable repair: {reply.error}", units=[c.model_dump() for c in checks]
+                f"no usable repair: {ask.last_error}",
+                units=[c.model_dump() for c in checks],
             )
-        outcome = run_candidate(env, reply.value.sql)
+        outcome = pool_outcome(env, entries)
         outcome.output.update({"decomposed_by": source, "units": [c.model_dump() for c in checks]})
         bad = [c.name for c in checks if c.status != "ok"]
         outcome.summary = (
@@ -127,6 +143,17 @@ class SplitFixSyntaxTool:
             )
             for u in reply.value.units
         ]
+
+
+def nearest_names_hint(env: ToolEnv, sql: str, failing: ExecResult) -> str:
+    """Unknown tables and columns of `sql` with the schema's nearest names, for the prompt."""
+    if not env.task.schema_names:
+        return "(schema names unavailable)"
+    try:
+        unknown = unknown_identifiers(sql, env.task.dialect, env.task.schema_names)
+    except Exception:  # a hint must never fail the repair
+        unknown = []
+    return describe_unknown(unknown) if unknown else "(every table and column exists)"
 
 
 def _sqlglot_units(env: ToolEnv, sql: str) -> list[Unit] | None:

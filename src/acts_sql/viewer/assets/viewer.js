@@ -8,7 +8,7 @@
 "use strict";
 (function () {
   const NODE_W = 250;
-  const NODE_H = 140;
+  const NODE_H = 166;
   const GAP_X = 28;
   const GAP_Y = 56;
   const MAX_DIFF_CELLS = 400000;
@@ -76,6 +76,10 @@
       result: null,
       eventCount: 0,
       selected: null,
+      candidates: new Map(),
+      groups: new Map(),
+      replans: [],
+      expanded: new Set(),
     };
   }
 
@@ -101,6 +105,10 @@
         statements: [],
         llm: [],
         candidate: null,
+        pool: [],
+        poolSummary: "",
+        judgements: [],
+        winner: null,
       };
       st.nodes.set(id, node);
     }
@@ -122,6 +130,143 @@
     if (cut > 0) {
       const parentId = node.id.slice(0, cut);
       if (st.nodes.has(parentId)) link(st, parentId, node.id);
+    }
+  }
+
+  /* ---------- candidate pools and result groups ---------- */
+
+  function ensureCandidate(st, id) {
+    let cand = st.candidates.get(id);
+    if (!cand) {
+      cand = {
+        id: id,
+        node: "",
+        sql: "",
+        origin: "",
+        votes: 0,
+        status: "",
+        group: null,
+        verdict: "unjudged",
+        reason: "",
+        judge: null,
+        result: null,
+        preview: "",
+        order: st.candidates.size,
+      };
+      st.candidates.set(id, cand);
+    }
+    return cand;
+  }
+
+  function ensureGroup(st, id) {
+    let group = st.groups.get(id);
+    if (!group) {
+      group = { id: id, fingerprint: "", members: [], votes: 0, rejected_reason: "" };
+      st.groups.set(id, group);
+    }
+    return group;
+  }
+
+  function addToPool(node, id) {
+    if (!node.pool.includes(id)) node.pool.push(id);
+  }
+
+  /* one `candidate` event is one generation: a new candidate, or a vote for a known one */
+  function applyCandidate(st, node, event) {
+    const d = event.data || {};
+    if (!d.candidate) return;
+    const cand = ensureCandidate(st, String(d.candidate));
+    cand.votes += 1;
+    if (!d.duplicate || !cand.sql) {
+      cand.node = cand.node || node.id;
+      cand.sql = d.sql || cand.sql;
+      cand.origin = d.origin || cand.origin;
+      cand.status = d.status || cand.status;
+      if (!d.duplicate) cand.preview = event.summary || "";
+    }
+    if (d.verdict) cand.verdict = d.verdict;
+    if (d.reason) cand.reason = d.reason;
+    if (d.group) {
+      cand.group = String(d.group);
+      const group = ensureGroup(st, cand.group);
+      group.votes += 1;
+      if (!group.members.includes(cand.id)) group.members.push(cand.id);
+    }
+    addToPool(node, cand.id);
+  }
+
+  function applyRefusal(st, node, event) {
+    const d = event.data || {};
+    if (!d.candidate) return;
+    const cand = ensureCandidate(st, String(d.candidate));
+    cand.verdict = d.verdict || "refused";
+    cand.reason = event.summary || cand.reason;
+    if (d.sql && !cand.sql) cand.sql = d.sql;
+    if (node) addToPool(node, cand.id);
+  }
+
+  function applyPool(node, event) {
+    const d = event.data || {};
+    node.poolSummary = event.summary || node.poolSummary;
+    for (const id of d.candidates || []) addToPool(node, String(id));
+  }
+
+  /* what the judge (or the engine) decided for a node's pool */
+  function applyJudgement(st, node, event) {
+    const d = event.data || {};
+    const verdict = d.verdict === "accept" ? "accept" : "reject";
+    const judgement = {
+      verdict: verdict,
+      by: d.by || "agent",
+      group: d.group || null,
+      candidate: d.candidate || null,
+      labels: d.labels && typeof d.labels === "object" ? d.labels : {},
+      reason: event.summary || "",
+      backtrack_to: d.backtrack_to || null,
+      judged: d.judged !== false,
+    };
+    node.judgements.push(judgement);
+    if (verdict === "accept" && judgement.candidate) {
+      const cand = ensureCandidate(st, String(judgement.candidate));
+      Object.assign(cand, { verdict: "accepted", judge: "accept", reason: judgement.reason });
+      node.winner = cand.id;
+      if (d.sql) node.candidate_sql = d.sql;
+    } else if (verdict === "reject" && judgement.by === "agent" && Object.keys(judgement.labels).length) {
+      rejectShownGroups(st, node, judgement);
+    }
+  }
+
+  /* the judge rejected every group it was shown: so did the engine, for every runnable unjudged candidate */
+  function rejectShownGroups(st, node, judgement) {
+    for (const id of node.pool) {
+      const cand = st.candidates.get(id);
+      if (cand && cand.verdict === "unjudged" && cand.status === "ok") {
+        Object.assign(cand, { verdict: "rejected", judge: "reject", reason: judgement.reason });
+      }
+    }
+    for (const groupId of Object.values(judgement.labels)) {
+      ensureGroup(st, String(groupId)).rejected_reason = judgement.reason;
+    }
+  }
+
+  /* the finished run's candidates and groups are authoritative (and carry first rows) */
+  function applyPools(st, result) {
+    for (const item of result.candidates || []) {
+      const cand = ensureCandidate(st, String(item.id));
+      for (const key of ["node", "sql", "origin", "votes", "group", "verdict", "reason", "judge", "order"]) {
+        if (item[key] !== undefined) cand[key] = item[key];
+      }
+      if (item.result) {
+        cand.result = item.result;
+        cand.status = item.result.status || cand.status;
+      }
+      if (cand.node && st.nodes.has(cand.node)) addToPool(st.nodes.get(cand.node), cand.id);
+    }
+    for (const item of result.groups || []) {
+      const group = ensureGroup(st, String(item.id));
+      for (const key of ["fingerprint", "members", "votes", "rejected_reason"]) {
+        if (item[key] !== undefined) group[key] = item[key];
+      }
     }
   }
 
@@ -170,6 +315,7 @@
         node.status = d.status || "done";
         node.summary = event.summary || "";
         node.output = d.output === undefined ? null : d.output;
+        if (node.output && typeof node.output.sql === "string") node.candidate_sql = node.output.sql;
         node.error = d.error || null;
         inferParent(st, node);
         break;
@@ -192,11 +338,22 @@
         break;
       case "candidate":
         node.candidate = { sql: d.sql || "", status: d.status || "", summary: event.summary || "" };
-        node.candidate_sql = d.sql || node.candidate_sql;
+        if (!node.candidate_sql) node.candidate_sql = d.sql || null;
+        applyCandidate(st, node, event);
+        break;
+      case "refusal":
+        applyRefusal(st, node, event);
+        break;
+      case "pool":
+        if (node) applyPool(node, event);
         break;
       case "judgement":
         node.reason = event.summary || "";
         node.status = d.verdict === "accept" ? "accepted" : "rejected";
+        applyJudgement(st, node, event);
+        break;
+      case "replan":
+        st.replans.push({ summary: event.summary || "", lessons: d.lessons || "" });
         break;
       case "pruned":
         for (const id of d.nodes || []) {
@@ -237,6 +394,7 @@
     for (const item of result.tree || []) {
       for (const child of item.children || []) link(st, String(item.id), String(child));
     }
+    applyPools(st, result);
     st.meta.question = result.question || st.meta.question;
     st.meta.original_sql = result.original_sql || st.meta.original_sql;
     st.meta.method = result.method || st.meta.method;
@@ -269,7 +427,9 @@
     return path;
   }
 
-  function nodeSql(node) {
+  function nodeSql(st, node) {
+    const winner = node.winner ? st.candidates.get(node.winner) : null;
+    if (winner && winner.sql) return winner.sql;
     if (node.candidate_sql) return node.candidate_sql;
     if (node.candidate && node.candidate.sql) return node.candidate.sql;
     if (node.output && typeof node.output.sql === "string") return node.output.sql;
@@ -399,6 +559,19 @@
     return out;
   }
 
+  /* the judge's pick when there is one (a pool's greedy candidate may not be it), else the tool's output */
+  function executionTables(node) {
+    const winner = node.winner ? st.candidates.get(node.winner) : null;
+    if (winner && winner.result) return findTables(winner.result, [], 0);
+    const out = node.output;
+    if (out && typeof out === "object" && Array.isArray(out.pool)) {
+      const rest = Object.assign({}, out);
+      delete rest.pool; // shown as the Candidates table
+      return findTables(rest, [], 0);
+    }
+    return findTables(out, [], 0);
+  }
+
   function cellText(value) {
     if (value === null || value === undefined) return "NULL";
     if (typeof value === "object") return JSON.stringify(value);
@@ -425,6 +598,183 @@
         ),
       ),
     );
+  }
+
+  /* ---------- candidate pools and the judge's comparison ---------- */
+
+  const VERDICT_TEXT = { refused: "refused by the engine" };
+
+  function plural(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
+
+  function verdictBadge(verdict) {
+    return h("span", { class: "badge v-" + verdict, text: VERDICT_TEXT[verdict] || verdict });
+  }
+
+  function labelsByGroup(labels) {
+    const out = {};
+    for (const [label, groupId] of Object.entries(labels || {})) out[groupId] = label;
+    return out;
+  }
+
+  /* the latest judgement of a node that showed groups to the judge */
+  function shownJudgement(node) {
+    for (let i = node.judgements.length - 1; i >= 0; i--) {
+      if (Object.keys(node.judgements[i].labels).length) return node.judgements[i];
+    }
+    return null;
+  }
+
+  function poolCandidates(st, ids) {
+    return ids.map((id) => st.candidates.get(id)).filter(Boolean);
+  }
+
+  function poolCounts(st, node) {
+    const cands = poolCandidates(st, node.pool);
+    return {
+      candidates: cands.length,
+      groups: new Set(cands.map((c) => c.group).filter(Boolean)).size,
+      refused: cands.filter((c) => c.verdict === "refused").length,
+    };
+  }
+
+  function poolBadgeText(counts) {
+    return [counts.candidates + " cand", plural(counts.groups, "group"),
+      counts.refused ? counts.refused + " refused" : ""].filter(Boolean).join(" · ");
+  }
+
+  function groupText(cand, byGroup) {
+    if (!cand.group) return "—";
+    return byGroup[cand.group] ? byGroup[cand.group] + " · " + cand.group : cand.group;
+  }
+
+  function statusText(cand) {
+    const r = cand && cand.result;
+    if (r && r.status === "ok") return "ok · " + r.row_count + (r.truncated ? "+" : "") + " row(s)";
+    if (r && r.status) return r.status;
+    return (cand && cand.status) || "?";
+  }
+
+  /* the member with the most votes, the earliest on a tie (as the engine picks it) */
+  function representative(members) {
+    return members.slice().sort((a, b) => b.votes - a.votes || a.order - b.order)[0] || null;
+  }
+
+  function toggle(key) {
+    if (st.expanded.has(key)) st.expanded.delete(key);
+    else st.expanded.add(key);
+    const panel = document.getElementById("detail");
+    const top = panel ? panel.scrollTop : 0;
+    renderDetail();
+    if (panel) panel.scrollTop = top;
+  }
+
+  function candidateRows(cand) {
+    const r = cand.result;
+    if (r && r.status !== "ok") return h("p", { class: "error", text: r.status + ": " + (r.error || "") });
+    if (r) return tableView({ columns: (r.columns || []).map(String), rows: r.rows || [],
+      note: r.row_count + (r.truncated ? "+" : "") + " row(s)" + (r.row_count > (r.rows || []).length ? ", first " + (r.rows || []).length + " shown" : "") });
+    return h("pre", { class: "summary", text: cand.preview || "(no rows recorded)" });
+  }
+
+  function candidateDetail(cand) {
+    const why = cand.verdict === "refused"
+      ? h("p", { class: "refused-note", text: "Refused by the engine: " + cand.reason })
+      : cand.reason ? h("p", { class: "cand-reason", text: cand.verdict + ": " + cand.reason }) : null;
+    return h("div", { class: "cand-detail" },
+      why,
+      h("div", { class: "label", text: "SQL · " + (cand.origin || "?") + " · " + plural(cand.votes, "vote") }),
+      h("pre", { class: "sql cand-sql", text: cand.sql }),
+      h("div", { class: "label", text: "Diff against the original SQL" }),
+      diffView(st.meta.original_sql, cand.sql),
+      h("div", { class: "label", text: "First rows" }),
+      h("div", { class: "cand-rows" }, candidateRows(cand)));
+  }
+
+  function candidateRow(cand, opts) {
+    const key = opts.scope + ":" + cand.id;
+    const open = st.expanded.has(key);
+    const classes = ["cand-row", "v-" + cand.verdict, open ? "open" : ""].filter(Boolean).join(" ");
+    const row = h("tr", { class: classes, data: { candidate: cand.id, verdict: cand.verdict }, onclick: () => toggle(key) },
+      h("td", { class: "cand-id" }, h("button", { type: "button", class: "toggle", "aria-expanded": open ? "true" : "false",
+        "aria-label": (open ? "hide " : "show ") + cand.id }, open ? "▾" : "▸"), " " + cand.id),
+      opts.showNode ? h("td", { text: cand.node || "" }) : null,
+      h("td", { class: "cand-origin", text: cand.origin || "?" }),
+      h("td", { class: "num", text: cand.votes }),
+      h("td", { text: statusText(cand) }),
+      h("td", { class: "cand-group", text: groupText(cand, opts.byGroup) }),
+      h("td", { class: "cand-verdict" }, verdictBadge(cand.verdict),
+        cand.reason ? h("div", { class: "cand-why", title: cand.reason, text: clip(cand.reason, 160) }) : null));
+    if (!open) return [row];
+    const width = opts.showNode ? 7 : 6;
+    return [row, h("tr", { class: "cand-more", data: { candidate: cand.id } },
+      h("td", { colspan: width }, candidateDetail(cand)))];
+  }
+
+  function candidateTable(ids, opts) {
+    const cands = poolCandidates(st, ids);
+    const heads = ["id", opts.showNode ? "node" : null, "origin", "votes", "status", "group", "verdict · why"];
+    return h("div", { class: "pool-wrap" },
+      h("table", { class: "pool-table" },
+        h("thead", {}, h("tr", {}, heads.filter(Boolean).map((t) => h("th", { text: t })))),
+        h("tbody", {}, cands.map((c) => candidateRow(c, opts)))),
+      h("div", { class: "muted small-note", text: "Click a candidate to see its SQL, its diff and its first rows." }));
+  }
+
+  function groupRow(label, groupId, judgement) {
+    const group = st.groups.get(groupId) || { members: [], votes: 0 };
+    const members = poolCandidates(st, group.members);
+    const chosen = judgement.verdict === "accept" && judgement.group === groupId;
+    const rejected = !chosen && judgement.verdict === "reject" && judgement.by === "agent";
+    const outcome = chosen ? "chosen" : rejected ? "rejected" : "not chosen";
+    return h("tr", { class: "group-row" + (chosen ? " chosen" : ""), data: { group: groupId, label: label, outcome: outcome } },
+      h("td", { class: "group-label", text: label }),
+      h("td", { text: groupId }),
+      h("td", { class: "num", text: group.votes }),
+      h("td", { text: members.map((m) => m.id + " (" + m.origin + ")").join(", ") }),
+      h("td", { text: statusText(representative(members)) }),
+      h("td", {}, h("span", { class: "badge o-" + outcome.replace(" ", "-"), text: outcome })));
+  }
+
+  function judgementLine(judgement) {
+    const byGroup = labelsByGroup(judgement.labels);
+    const shown = Object.keys(judgement.labels).length;
+    let text;
+    if (judgement.verdict === "accept") {
+      const group = st.groups.get(judgement.group);
+      text = "The judge chose group " + (byGroup[judgement.group] || "?") + " (" + judgement.group +
+        (group ? ", " + plural(group.votes, "vote") : "") + ")" +
+        (judgement.candidate ? "; answer " + judgement.candidate : "") + ": " + judgement.reason;
+    } else if (judgement.by === "agent" && shown) {
+      text = "The judge rejected all " + plural(shown, "group") + ": " + judgement.reason +
+        (judgement.backtrack_to ? " (back to " + judgement.backtrack_to + ")" : "");
+    } else if (shown) {
+      text = "The engine overruled the judge: " + judgement.reason;
+    } else {
+      text = "No result group reached the judge; the engine rejected the pool: " + judgement.reason;
+    }
+    return h("p", { class: "judge-verdict " + judgement.verdict, text: text });
+  }
+
+  function judgementView(judgement) {
+    const labels = Object.entries(judgement.labels);
+    return h("div", { class: "judgement" },
+      labels.length ? h("table", { class: "groups-table" },
+        h("thead", {}, h("tr", {}, ["label", "group", "votes", "candidates", "result", "judge"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, labels.map(([label, groupId]) => groupRow(label, String(groupId), judgement)))) : null,
+      judgementLine(judgement));
+  }
+
+  function poolSections(node) {
+    if (!node.pool.length && !node.judgements.length) return [];
+    const shown = shownJudgement(node);
+    return [
+      section("Judge", node.judgements.map(judgementView)),
+      node.pool.length ? section("Candidates (" + poolBadgeText(poolCounts(st, node)) + ")",
+        node.poolSummary ? h("p", { class: "muted pool-summary", text: node.poolSummary }) : null,
+        candidateTable(node.pool, { scope: node.id, byGroup: labelsByGroup(shown ? shown.labels : {}), showNode: false })) : null,
+    ];
   }
 
   /* ---------- rendering ---------- */
@@ -470,6 +820,9 @@
         fin ? h("div", { class: "field" }, h("div", { class: "label", text: fin.accepted ? "Corrected SQL" : "Best candidate (not accepted)" }),
           diffView(st.meta.original_sql, fin.sql)) : null),
       fin && fin.reason ? h("div", { class: "reason", text: "Stopped: " + fin.reason }) : null,
+      st.replans.map((r) => h("details", { class: "replan" },
+        h("summary", { text: "Replanned: " + r.summary }),
+        h("pre", { class: "summary", text: r.lessons || "(no lessons recorded)" }))),
       st.error ? h("div", { class: "error", text: st.error.code + ": " + st.error.message }) : null,
     );
   }
@@ -536,6 +889,8 @@
           statusBadge(node.status)),
         h("div", { class: "node-input", title: inputLine(node), text: clip(inputLine(node), 160) }),
         h("div", { class: "node-result", text: clip(resultLine(node), 120) }),
+        node.pool.length ? h("div", { class: "node-pool" },
+          h("span", { class: "pool-badge", title: node.poolSummary || "", text: poolBadgeText(poolCounts(st, node)) })) : null,
         node.pruned ? h("div", { class: "node-reason", text: "pruned: " + clip(node.prunedReason, 140) }) : null,
         !node.pruned && node.status === "rejected" && node.reason ? h("div", { class: "node-reason", text: "rejected: " + clip(node.reason, 140) }) : null,
         isFinal && node.status === "accepted" ? h("div", { class: "node-mark", text: "✓ accepted answer" }) : null,
@@ -562,10 +917,14 @@
     const node = st.selected ? st.nodes.get(st.selected) : null;
     if (!node) {
       host.append(h("div", { class: "muted", text: "Click a node to see its input, output, SQL and results." }));
+      if (st.candidates.size) {
+        put(host, section("All candidates of the run",
+          candidateTable([...st.candidates.keys()], { scope: "run", byGroup: {}, showNode: true })));
+      }
       return;
     }
-    const sql = nodeSql(node);
-    const tables = findTables(node.output, [], 0);
+    const sql = nodeSql(st, node);
+    const tables = executionTables(node);
     put(
       host,
       h("h2", {}, node.id + " · " + (node.tool || "?") + " ", statusBadge(node.status)),
@@ -574,6 +933,7 @@
         node.chosenReason ? h("p", { text: "chosen: " + node.chosenReason }) : null,
         node.reason ? h("p", { text: (node.status === "accepted" ? "accepted: " : "judged: ") + node.reason }) : null,
         node.pruned ? h("p", { class: "pruned-reason", text: "pruned: " + node.prunedReason }) : null),
+      poolSections(node),
       section("Input", h("pre", { class: "json", id: "detail-input", text: pretty(node.input || {}) })),
       sql ? section("SQL", h("pre", { class: "sql", id: "detail-sql", text: sql }),
         h("div", { class: "label", text: "Diff against the original SQL" }), diffView(st.meta.original_sql, sql)) : null,

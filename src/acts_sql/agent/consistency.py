@@ -1,0 +1,80 @@
+"""Does a judge's reason contradict its verdict?
+
+Small models often write "accept" next to a reason that says the candidate is
+wrong ("the query still counts every booking, not overlapping ones"). The
+reason is written first (the judge's schema orders it before the verdict),
+so it is the better evidence: an acceptance whose reason says the candidate
+is wrong, fails, or should be changed is not an acceptance.
+
+The test is lexical and deliberately narrow: a list of phrases that state a
+fault of the candidate. A reason that only mentions an error being fixed
+("fixes the syntax error") is not a contradiction. Table-driven fixtures live
+in tests/agent/test_consistency.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FAULT_PATTERNS = [
+    # "is wrong", "is still incorrect", "seems not correct", "are invalid"
+    r"\b(is|are|was|were|seems?|looks?|remains?)\s+(still\s+|also\s+)?"
+    r"(wrong|incorrect|not\s+(correct|right|valid)|invalid|flawed|broken)\b",
+    # "does not answer / match / return / address / solve / fix / handle / work"
+    r"\b(does\s*n[o']t|do\s*n[o']t|did\s*n[o']t|cannot|can\s*n[o']t|fails?\s+to|won'?t)\s+"
+    r"(answer|address|match|return|produce|give|solve|fix|handle|work|meet|satisfy|"
+    r"consider|account|include|filter|resolve|reflect|do\s+what)\b",
+    # "not what the user / issue asked"
+    r"\bnot\s+what\s+the\s+(user|issue|question)\b",
+    # "should use X instead"
+    r"\bshould\s+\w+(\s+\w+){0,4}\s+instead\b",
+    # "still returns the same rows as the user's", "same (wrong) result as the original"
+    r"\b(same|identical)\s+(wrong\s+|incorrect\s+)?(rows|result|results|output)\s+as\s+the\s+"
+    r"(user|original|issue)",
+    r"\b(still|also)\s+(returns|produces|gives|has)\s+(the\s+)?(wrong|same|incorrect|duplicate)\b",
+    # "reject", "not acceptable"
+    r"\breject(ed|ing)?\b",
+    r"\bnot\s+acceptable\b",
+    # "error: ..." as a finding, "fails with", "raises an error"
+    r"\b(fails|failed)\s+(with|because|on)\b",
+    r"\b(raises|throws|gives|returns)\s+an?\s+error\b",
+]
+_FAULT = re.compile("|".join(f"(?:{p})" for p in _FAULT_PATTERNS), re.IGNORECASE)
+
+# Phrases that describe a fault the candidate has REMOVED: "no longer returns the
+# wrong rows", "fixes the error". Cut before the fault test runs.
+_RESOLVED = re.compile(
+    r"\b(no\s+longer|fix(es|ed)?|correct(s|ed)|resolv(es|ed)|avoid(s|ed)?|instead\s+of)\b"
+    r"[^.;]*",
+    re.IGNORECASE,
+)
+
+
+# A sentence about the user's SQL ("the original query is wrong because ...")
+# describes the problem, not the candidate: it is skipped unless it also names
+# the candidate.
+_ABOUT_ORIGINAL = re.compile(
+    r"\b(user'?s|original|initial|previous|old|issue)\s+(sql|query|statement|version|one)\b",
+    re.IGNORECASE,
+)
+_ABOUT_CANDIDATE = re.compile(
+    r"\b(candidate|this\s+(sql|query|one|version|group)|new\s+(sql|query)|the\s+fix|group\s+[A-Z])\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\s+but\s+|\s+however,?\s+", re.IGNORECASE)
+
+
+def fault_phrase(reason: str) -> str | None:
+    """The phrase of `reason` that states a fault of the candidate, or None."""
+    for sentence in _SENTENCE.split(reason or ""):
+        if _ABOUT_ORIGINAL.search(sentence) and not _ABOUT_CANDIDATE.search(sentence):
+            continue
+        found = _FAULT.search(_RESOLVED.sub(" ", sentence))
+        if found:
+            return found.group(0)
+    return None
+
+
+def contradicts_acceptance(reason: str) -> bool:
+    """True when an "accept" verdict comes with a reason that says the candidate is wrong."""
+    return fault_phrase(reason) is not None

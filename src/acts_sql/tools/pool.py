@@ -1,0 +1,183 @@
+"""Candidate pools: several candidates per node, executed and handed to the engine.
+
+A node that writes SQL (`generate_sql`, the repair step of `split_fix_syntax`)
+produces a pool of up to `PoolSettings.size` LLM candidates:
+
+1. the greedy answer (temperature 0). When it repeats a candidate the run
+   already rejected, it is asked again once, with that SQL shown as one not to
+   repeat and a higher temperature;
+2. samples at `PoolSettings.temperature`, each with its own seed (a local
+   model reuses the cached prompt: only the reply is new work);
+3. deterministic candidates for every distinct LLM candidate that fails to
+   run (:mod:`acts_sql.sql.repairs`): the statement re-read by sqlglot in the
+   target dialect, transpiled from a dialect it seems to be written in, and
+   its unknown tables and columns replaced by the schema's nearest names.
+
+Identical SQL texts (after ``normalize_sql``) are one candidate with several
+votes. A SQL the run already executed (``CandidateMemory``) is not executed
+again: its earlier result is reused. New statements run in a background
+thread while the next sample is written, so execution overlaps generation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from acts_sql.db.result import ExecResult
+from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.repairs import repair_identifiers, reparse_in_dialect, transpile_from_detected
+from acts_sql.tools.base import CandidateMemory, PoolEntry, PoolSettings, ToolEnv
+
+MAX_RULE_CANDIDATES = 4
+RETRY_TEMPERATURE = 1.0
+
+
+Ask = Callable[[float, int, str], str | None]
+"""One LLM call: (temperature, seed, note) -> SQL, or None when the reply was unusable."""
+
+
+def clean_sql(sql: str) -> str:
+    return sql.strip().rstrip(";").strip()
+
+
+@dataclass
+class _Pending:
+    sql: str
+    origin: str
+    outcome: Future[ExecResult] | ExecResult
+    known: bool
+    votes: int = 1
+
+
+class _Collector:
+    """Distinct SQL texts of one pool, in order, with votes and pending executions."""
+
+    def __init__(
+        self, env: ToolEnv, memory: CandidateMemory | None, skip: set[str] | None = None
+    ) -> None:
+        self.env = env
+        self.memory = memory
+        self.pending: list[_Pending] = []
+        self._index: dict[str, _Pending] = {}
+        self._skip = skip or set()
+        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="candidate")
+
+    def add(self, sql: str, origin: str) -> bool:
+        """Add a candidate; False when it repeats one already seen (a vote, if in this pool)."""
+        sql = clean_sql(sql)
+        if not sql:
+            return False
+        key = normalize_sql(sql, self.env.task.dialect)
+        if key in self._skip:
+            return False
+        if key in self._index:
+            self._index[key].votes += 1
+            return False
+        earlier = self.memory.known_result(sql) if self.memory else None
+        outcome: Future[ExecResult] | ExecResult
+        if earlier is not None:
+            outcome = earlier
+        else:
+            outcome = self._runner.submit(self.env.executor.execute, sql)
+        item = _Pending(sql=sql, origin=origin, outcome=outcome, known=earlier is not None)
+        self._index[key] = item
+        self.pending.append(item)
+        return True
+
+    def finish(self) -> list[PoolEntry]:
+        """Wait for the executions; the entries in the order they were first written."""
+        try:
+            return [
+                PoolEntry(
+                    sql=p.sql,
+                    origin=p.origin,
+                    votes=p.votes,
+                    result=p.outcome.result() if isinstance(p.outcome, Future) else p.outcome,
+                    known=p.known,
+                )
+                for p in self.pending
+            ]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._runner.shutdown(wait=True, cancel_futures=True)
+
+
+def collect_pool(
+    env: ToolEnv,
+    ask: Ask,
+    settings: PoolSettings,
+    memory: CandidateMemory | None = None,
+) -> list[PoolEntry]:
+    """Write, deduplicate and execute one node's candidates (see the module doc)."""
+    pool = _Collector(env, memory)
+    try:
+        greedy = ask(0.0, 0, "")
+        if greedy is not None and memory is not None:
+            reason = memory.rejection(greedy)
+            if reason is not None:
+                note = (
+                    "Do not repeat this SQL; it was already tried and rejected "
+                    f"({reason}):\n{clean_sql(greedy)}\nWrite a different correction."
+                )
+                retry = ask(max(settings.temperature, RETRY_TEMPERATURE), 10_000, note)
+                if retry is not None:
+                    pool.add(retry, "retry")
+        if greedy is not None:
+            pool.add(greedy, "greedy")
+        for seed in range(1, settings.size):
+            sample = ask(settings.temperature, seed, "")
+            if sample is not None:
+                pool.add(sample, "sample")
+        entries = pool.finish()
+    except BaseException:
+        pool.close()
+        raise
+    if settings.rules:
+        entries += rule_candidates(env, entries, memory)
+    return entries
+
+
+def rule_candidates(
+    env: ToolEnv,
+    entries: list[PoolEntry],
+    memory: CandidateMemory | None,
+    *,
+    limit: int = MAX_RULE_CANDIDATES,
+) -> list[PoolEntry]:
+    """Deterministic repairs of the failing candidates of a pool, executed."""
+    dialect = env.task.dialect
+    pool = _Collector(env, memory, skip={normalize_sql(e.sql, dialect) for e in entries})
+    added = 0
+    try:
+        for entry in entries:
+            if entry.result.ok or entry.result.status == "blocked" or added >= limit:
+                continue
+            for origin, sql in repairs_of(entry.sql, entry.result, env):
+                if added >= limit:
+                    break
+                added += pool.add(sql, origin)
+        return pool.finish()
+    except BaseException:
+        pool.close()
+        raise
+
+
+def repairs_of(sql: str, result: ExecResult, env: ToolEnv) -> list[tuple[str, str]]:
+    """(origin, sql) of the deterministic repairs of one failing statement."""
+    dialect = env.task.dialect
+    found: list[tuple[str, str]] = []
+    names = env.task.schema_names
+    if names and result.error_kind in ("schema", "other", None, "runtime"):
+        fixed = repair_identifiers(sql, dialect, names, result.error)
+        if fixed:
+            found.append(("rule:identifiers", fixed))
+    reparsed = reparse_in_dialect(sql, dialect)
+    if reparsed:
+        found.append(("rule:reparse", reparsed))
+    for source, text in transpile_from_detected(sql, dialect):
+        found.append((f"rule:transpile:{source}", text))
+    return found

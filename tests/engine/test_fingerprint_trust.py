@@ -1,0 +1,191 @@
+"""Result fingerprints, trust refusals, the candidate book's ranking and the final choice."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.candidates import CandidateBook
+from acts_sql.engine.fingerprint import result_shape, row_delta, same_rows
+from acts_sql.engine.selection import final_choice
+from acts_sql.engine.trust import SAME_ROWS, SAME_SQL, TrustContext, expects_same_rows
+
+
+def ok(rows, columns=("a", "b"), truncated=False):
+    return ExecResult(
+        status="ok",
+        columns=list(columns),
+        rows=[list(r) for r in rows],
+        row_count=len(rows),
+        truncated=truncated,
+    )
+
+
+def err(message="no such column: x"):
+    return ExecResult(status="error", error=message, error_kind="schema")
+
+
+def shape(sql, result):
+    return result_shape(sql, result, "sqlite")
+
+
+def test_row_order_does_not_matter_without_an_outer_order_by():
+    a = shape("SELECT a, b FROM t", ok([(1, "x"), (2, "y")]))
+    b = shape("SELECT a, b FROM t", ok([(2, "y"), (1, "x")]))
+    assert a.fingerprint == b.fingerprint
+
+
+def test_row_order_matters_with_an_outer_order_by():
+    a = shape("SELECT a, b FROM t ORDER BY a", ok([(1, "x"), (2, "y")]))
+    b = shape("SELECT a, b FROM t ORDER BY a", ok([(2, "y"), (1, "x")]))
+    assert a.ordered and a.fingerprint != b.fingerprint
+
+
+def test_order_by_inside_a_subquery_does_not_order_the_result():
+    sql = "SELECT a, b FROM (SELECT a, b FROM t ORDER BY a LIMIT 5)"
+    assert not shape(sql, ok([(1, "x")])).ordered
+
+
+def test_equal_values_from_different_drivers_hash_equal():
+    a = shape("SELECT 1", ok([(Decimal("2.50"), dt.date(2024, 1, 2))]))
+    b = shape("SELECT 1", ok([(2.5, "2024-01-02")]))
+    assert a.fingerprint == b.fingerprint
+    c = shape("SELECT 1", ok([(2.5000001, "2024-01-02")]))
+    assert c.fingerprint == a.fingerprint  # 6 significant digits
+    d = shape("SELECT 1", ok([(2.51, "2024-01-02")]))
+    assert d.fingerprint != a.fingerprint
+
+
+def test_duplicate_rows_count():
+    a = shape("SELECT a, b FROM t", ok([(1, "x"), (1, "x")]))
+    b = shape("SELECT a, b FROM t", ok([(1, "x")]))
+    assert a.fingerprint != b.fingerprint and not same_rows(a, b)
+
+
+def test_column_names_do_not_matter_but_their_number_does():
+    a = shape("SELECT 1", ok([(1, "x")], columns=("id", "name")))
+    b = shape("SELECT 1", ok([(1, "x")], columns=("room", "label")))
+    c = shape("SELECT 1", ok([(1, "x", None)], columns=("a", "b", "c")))
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+
+
+def test_statements_without_a_result_set_group_by_their_text():
+    done = ExecResult(status="ok")
+    a = shape("UPDATE t SET a = 1", done)
+    b = shape("update t set a=1", done)
+    c = shape("UPDATE t SET a = 2", done)
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+    assert not same_rows(a, c)
+
+
+def test_failures_have_no_fingerprint():
+    assert shape("SELECT x", err()) is None
+
+
+def test_truncated_results_are_never_the_same_rows():
+    a = shape("SELECT a, b FROM t", ok([(1, "x")], truncated=True))
+    b = shape("SELECT a, b FROM u", ok([(1, "x")], truncated=True))
+    assert not same_rows(a, b)
+
+
+def test_row_delta_against_the_users_result():
+    mine = shape("SELECT a, b FROM t", ok([(1, "x"), (3, "z")]))
+    theirs = shape("SELECT a, b FROM t", ok([(1, "x"), (2, "y")]))
+    delta = row_delta(mine, theirs)
+    assert delta.added_count == 1 and delta.removed_count == 1
+    assert '3, "z"' in delta.added[0] and '2, "y"' in delta.removed[0]
+    other = shape("SELECT a FROM t", ok([(1,)], columns=("a",)))
+    assert not row_delta(other, theirs).comparable
+
+
+USER_SQL = "SELECT a, b FROM t WHERE a > 1"
+
+
+def trust(same_rows_expected=False, original_runs=True):
+    original = shape(USER_SQL, ok([(2, "y"), (3, "z")]))
+    return TrustContext.build("sqlite", USER_SQL, original, same_rows_expected, original_runs)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [USER_SQL, "select a,b from t where a>1;", "SELECT a, b\n  FROM t -- same\n WHERE (a > 1)"],
+)
+def test_the_users_sql_in_any_formatting_is_refused(sql):
+    assert trust().refusal(sql, None) == SAME_SQL
+
+
+def test_a_different_sql_with_the_users_rows_is_refused_unless_same_rows_are_expected():
+    rows = shape("SELECT a, b FROM t WHERE a >= 2", ok([(3, "z"), (2, "y")]))
+    assert trust().refusal("SELECT a, b FROM t WHERE a >= 2", rows) == SAME_ROWS
+    assert trust(same_rows_expected=True).refusal("SELECT a, b FROM t WHERE a >= 2", rows) is None
+
+
+def test_when_the_users_sql_fails_a_running_lookalike_is_not_the_same_sql():
+    assert trust(original_runs=False).refusal(USER_SQL, None) is None
+
+
+@pytest.mark.parametrize(
+    ("issue", "expected"),
+    [
+        ("This query is too slow on 10M rows, how can I speed it up?", True),
+        ("Optimize the query; it takes too long", True),
+        ("Should I create an index on orders.customer_id?", True),
+        ("Which rooms have overlapping bookings?", False),
+        ("Get the index of the first row where the total exceeds 10", False),
+        ("Sum the sales per month", False),
+    ],
+)
+def test_performance_issues_expect_the_same_rows(issue, expected):
+    assert expects_same_rows(issue) is expected
+
+
+def book_with(*entries):
+    book = CandidateBook("sqlite")
+    made = []
+    for sql, result, votes in entries:
+        made.append(book.add("n1", sql, result, shape(sql, result), origin="greedy", votes=votes))
+    return book, made
+
+
+def test_ranking_runs_then_not_refused_then_judge_then_group_size():
+    small = ok([(1, "x")])
+    big = ok([(2, "y")])
+    book, (a, b, c, d) = book_with(
+        ("SELECT 1 AS a, 'x' AS b", small, 1),
+        ("SELECT 2 AS a, 'y' AS b", big, 3),
+        ("SELECT broken", err(), 5),
+        ("SELECT 2, 'y'", big, 1),
+    )
+    # the largest agreeing group (b and d: 4 votes) beats the lone one
+    assert book.best() is b
+    book.reject(b, "judge said no")
+    book.reject(d, "judge said no")
+    assert book.best() is a  # a rejected group ranks below an unjudged one
+    book.refuse(a, SAME_SQL)
+    assert book.best() is b  # refused below rejected
+    assert book.ranked()[-1] is c  # what does not run comes last
+
+
+def test_final_choice_returns_the_users_sql_when_nothing_runs_but_it_does():
+    book, _ = book_with(("SELECT broken", err(), 1))
+    choice = final_choice(book, None, ok([(1, "x")]))
+    assert choice.returns_original and choice.candidate is None
+    assert "returning the user's SQL unchanged" in choice.note
+
+
+def test_final_choice_returns_a_failing_candidate_when_the_users_sql_fails_too():
+    book, (only,) = book_with(("SELECT broken", err(), 1))
+    choice = final_choice(book, None, err())
+    assert choice.candidate is only and not choice.returns_original
+
+
+def test_final_choice_explains_an_unaccepted_best_candidate():
+    book, (a, _) = book_with(
+        ("SELECT 1", ok([(1,)], ("a",)), 2), ("SELECT 2", ok([(2,)], ("a",)), 1)
+    )
+    choice = final_choice(book, None, ok([(9,)], ("a",)))
+    assert choice.candidate is a
+    assert "not accepted" in choice.note and "2 of 3" in choice.note

@@ -1,0 +1,159 @@
+"""Candidate pools: greedy + samples + deterministic repairs, deduplicated, executed once."""
+
+from __future__ import annotations
+
+import json
+
+from acts_sql.db.connect import open_database
+from acts_sql.db.result import ExecResult
+from acts_sql.demo import demo_db_path
+from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
+from acts_sql.tools.context import TaskContext
+from acts_sql.tools.registry import TOOLS
+from support import scripted
+
+SCHEMA = {
+    "rooms": ["room_id", "name", "capacity"],
+    "bookings": ["booking_id", "room_id", "booked_by", "start_time", "end_time"],
+}
+
+
+class CountingExecutor:
+    """The demo database, counting the statements it runs."""
+
+    def __init__(self) -> None:
+        self.inner = open_database(str(demo_db_path()))
+        self.dialect = self.inner.dialect
+        self.statements: list[str] = []
+
+    def execute(self, sql, *, max_rows=None, timeout=None):
+        self.statements.append(sql)
+        return self.inner.execute(sql, max_rows=max_rows, timeout=timeout)
+
+    def scratch(self):
+        return self.inner.scratch()
+
+    def reflect(self, sample_rows=3):
+        return self.inner.reflect(sample_rows)
+
+    def close(self):
+        self.inner.close()
+
+
+class Memory:
+    def __init__(self, known=None, rejected=None):
+        self.known = known or {}
+        self.rejected = rejected or {}
+
+    def known_result(self, sql):
+        return self.known.get(" ".join(sql.split()))
+
+    def rejection(self, sql):
+        return self.rejected.get(" ".join(sql.split()))
+
+
+def env(script, *, size=1, rules=True, memory=None):
+    executor = CountingExecutor()
+    task = TaskContext(
+        dialect="sqlite",
+        question="Which rooms have overlapping bookings?",
+        original_sql="SELECT room_id FROM rooms",
+        schema_text="-",
+        schema_names=SCHEMA,
+    )
+    llm = scripted(script)
+    return (
+        ToolEnv(
+            executor=executor,
+            llm=llm,
+            task=task,
+            pool=PoolSettings(size=size, temperature=0.7, rules=rules),
+            memory=memory,
+        ),
+        executor,
+        llm,
+    )
+
+
+def gen(sql):
+    return json.dumps({"sql": sql, "rationale": "r"})
+
+
+def run(tool_env, tool="generate_sql", **input):
+    return TOOLS[tool].run(tool_env, ToolCall(node_id="n1", input=input))
+
+
+def test_a_pool_is_greedy_then_samples_and_repeats_are_votes_not_executions():
+    script = {
+        "generate_sql": [
+            gen("SELECT room_id FROM rooms WHERE capacity > 8"),
+            gen("select room_id from rooms where capacity>8;"),  # the greedy one again
+            gen("SELECT room_id FROM rooms WHERE capacity > 10"),
+        ]
+    }
+    tool_env, executor, llm = env(script, size=3)
+    outcome = run(tool_env)
+
+    assert [(e.origin, e.votes) for e in outcome.candidates] == [("greedy", 2), ("sample", 1)]
+    assert len(executor.statements) == 2  # the repeat was not executed again
+    temperatures = [r.temperature for r in llm.requests]
+    assert temperatures == [0.0, 0.7, 0.7]
+    assert [r.seed for r in llm.requests] == [None, 1, 2]  # each sample its own seed
+    assert outcome.candidate_sql == "SELECT room_id FROM rooms WHERE capacity > 8"
+    assert [p["votes"] for p in outcome.output["pool"]] == [2, 1]
+
+
+def test_a_sql_the_run_already_executed_reuses_its_result():
+    known_sql = "SELECT room_id FROM rooms WHERE capacity > 8"
+    earlier = ExecResult(status="ok", columns=["room_id"], rows=[[2]], row_count=1)
+    tool_env, executor, _ = env(
+        {"generate_sql": [gen(known_sql)]}, memory=Memory(known={known_sql: earlier})
+    )
+    outcome = run(tool_env)
+    assert outcome.candidates[0].known and outcome.candidates[0].result == earlier
+    assert executor.statements == []
+
+
+def test_a_greedy_answer_that_repeats_a_rejected_sql_is_asked_again_hotter():
+    rejected_sql = "SELECT room_id FROM rooms"
+    memory = Memory(
+        known={rejected_sql: ExecResult(status="ok", columns=["room_id"], rows=[[1]], row_count=1)},
+        rejected={rejected_sql: "it is the user's SQL"},
+    )
+    script = {"generate_sql": [gen(rejected_sql), gen("SELECT room_id FROM bookings")]}
+    tool_env, _, llm = env(script, memory=memory)
+    outcome = run(tool_env)
+
+    assert [e.origin for e in outcome.candidates] == ["retry", "greedy"]
+    retry = llm.requests[1]
+    assert retry.temperature >= 1.0
+    prompt = retry.messages[-1].content
+    assert "Do not repeat this SQL" in prompt and "it is the user's SQL" in prompt
+
+
+def test_a_failing_candidate_gets_deterministic_repairs_in_the_same_pool():
+    script = {"generate_sql": [gen("SELECT room_name, capacity FROM rooms WHERE capacity > 8")]}
+    tool_env, _, llm = env(script)
+    outcome = run(tool_env)
+
+    origins = {e.origin: e for e in outcome.candidates}
+    assert origins["greedy"].result.status == "error"
+    repaired = origins["rule:identifiers"]
+    assert repaired.result.ok and "name" in repaired.sql and "room_name" not in repaired.sql
+    assert len(llm.requests) == 1  # no LLM call for the repair
+
+
+def test_without_rules_a_failing_pool_stays_as_written():
+    script = {"generate_sql": [gen("SELECT room_name FROM rooms")]}
+    tool_env, _, _ = env(script, rules=False)
+    outcome = run(tool_env)
+    assert [e.origin for e in outcome.candidates] == ["greedy"]
+
+
+def test_split_fix_syntax_leaves_sql_that_runs_alone_at_no_llm_cost():
+    tool_env, _, llm = env({})
+    outcome = TOOLS["split_fix_syntax"].run(
+        tool_env, ToolCall(node_id="n1", input={"sql": "SELECT room_id FROM rooms"})
+    )
+    assert outcome.output["runs"] is True and not outcome.candidates
+    assert llm.requests == []
