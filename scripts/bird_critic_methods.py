@@ -29,6 +29,7 @@ reported ones. Needs a PostgreSQL server for the PostgreSQL tasks
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 from pathlib import Path
@@ -85,6 +86,7 @@ def method_spec(name: str, **fields: object) -> MethodSpec:
 
 
 def main() -> int:
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "unsupported syntax" noise
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)

@@ -340,3 +340,51 @@ def test_h_all_branches_pruned_early_with_budget_left_one_replan(demo_db, demo_t
     assert "room 5 alone is not it" in llm.prompts("plan")[1]
     accepted = next(n for n in result.tree if n["status"] == "accepted")
     assert accepted["id"].startswith("r.") and accepted["origin"] == "replan"
+
+
+def test_an_acceptance_needs_two_candidates_that_agree_when_there_are_pools(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    right_again = task.right_sql.replace("SELECT DISTINCT", "SELECT DISTINCT /* again */")
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY, GENERATE_ONLY],  # the second plan: after the root's pool
+            "correct": [raw(room_query("2"))],
+            # first pool: three results, one vote each; second pool: the right rows again
+            "generate_sql": [
+                gen(task.right_sql),
+                gen(room_query("3")),
+                gen(right_again),
+                gen(room_query("4")),
+            ],
+            "judge": [
+                accept("group B lists rooms whose bookings intersect", group="B"),
+                accept("group A lists rooms whose bookings intersect", group="A"),
+            ],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=2)
+
+    unconfirmed = of_kind(result, "unconfirmed")
+    assert len(unconfirmed) == 1 and unconfirmed[0].data["votes"] == 1
+    assert result.accepted is True
+    assert len(llm.prompts("judge")) == 2
+    assert "Group A: 2 of" in llm.prompts("judge")[1]  # the right rows, now with two votes
+    assert result.result.rows == rows_of(demo_db, task.right_sql)
+
+
+def test_an_unconfirmed_choice_is_returned_first_when_nothing_is_accepted(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY],
+            "correct": [raw(room_query("2"))],
+            "generate_sql": [gen(task.right_sql), gen(room_query("3"))],
+            "judge": [accept("group B is right", group="B")],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=2, max_llm_calls=5)
+
+    assert result.accepted is False
+    assert result.result.rows == rows_of(demo_db, task.right_sql)  # the judge's pick, unconfirmed
+    chosen = next(c for c in result.candidates if c["judge"] == "accept")
+    assert chosen["verdict"] == "unjudged"

@@ -295,3 +295,21 @@ def test_writes_follow_the_database_configuration(tmp_path: Path, figure3, write
     )
     assert original["data"]["status"] == status
     assert database.read_bytes() == before  # the configured file is never changed
+
+
+def test_a_request_sets_the_method_and_the_candidate_pool(tmp_path: Path, figure3):
+    right = f"```sql\n{figure3.right_sql}\n```"
+    script = {"correct": [right, right.replace("SELECT", "select")]}
+    with running_service(service_config(tmp_path, script=script)) as svc, svc.client() as client:
+        reply = client.post(
+            "/v1/correct",
+            json=correct_body(figure3, method="vote", candidates=2, temperature=0.5),
+        )
+        too_many = client.post("/v1/correct", json=correct_body(figure3, candidates=99))
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["method"] == "vote" and body["accepted"] is True
+    assert body["usage"]["llm_calls"] == 2
+    (only,) = body["candidates"]  # the two replies are one SQL: one candidate, two votes
+    assert only["votes"] == 2
+    assert too_many.status_code == 422

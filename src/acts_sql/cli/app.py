@@ -7,6 +7,7 @@ still printed); 2 bad input or configuration, with a one-line reason.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -229,4 +230,7 @@ def protocol_schema() -> dict[str, Any]:
 
 
 def main() -> None:
+    # sqlglot warns on stderr for every statement it keeps as raw text
+    # ("contains unsupported syntax"): expected here, and noise for a user
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     app()

@@ -44,6 +44,9 @@ class CorrectionOptions(BaseModel):
     """Candidates per SQL-writing node (greedy + samples); None: the backend's default."""
     temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
     """Sampling temperature of the samples in a pool (the first candidate is greedy)."""
+    min_agreement: int | None = Field(None, ge=1, le=16)
+    """Votes a result group needs before the judge's "accept" stands (independent
+    generations that return the same rows); None: 2 with pools, 1 with one candidate."""
     rule_candidates: bool = True
     """Pools also hold deterministic repairs of failing candidates (sqlglot re-read,
     transpiled from another dialect, unknown names replaced by the schema's nearest)."""

@@ -138,6 +138,7 @@ class TreeSearch:
         self._raw_pending = options.raw_candidate
         self._replanned = False
         self._repaired: set[str] = set()
+        self.min_agreement = options.min_agreement or (2 if pool.size > 1 else 1)
 
     # ----------------------------------------------------------------- setup
     def enabled_tools(self) -> list[str]:
@@ -549,6 +550,8 @@ class TreeSearch:
         if decision.verdict == "accept" and chosen is None:
             chosen = next(iter(view.labels.values()))  # "accept" without a group: the largest
         fault = fault_phrase(decision.reason) if decision.verdict == "accept" else None
+        if chosen is not None and fault is None and self._too_few_votes(chosen):
+            return self._unconfirmed(node, chosen, decision, view.labels)
         if chosen is not None and fault is None:
             winner = self.book.representative(chosen)
             self.book.accept(winner, decision.reason)
@@ -578,6 +581,36 @@ class TreeSearch:
         for group_id in view.labels.values():
             self.book.reject_group(group_id, decision.reason)
         return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
+
+    def _too_few_votes(self, group_id: str) -> bool:
+        return self.book.groups[group_id].votes < self.min_agreement
+
+    def _unconfirmed(
+        self, node: NodeState, group_id: str, decision: JudgeDecision, labels: dict[str, str]
+    ) -> str | None:
+        """The judge chose a result that too few candidates agree on: not yet an acceptance.
+
+        Its candidates keep the judge's favour (they rank first if nothing is
+        accepted) and stay open: when later candidates return the same rows,
+        the group is shown again with more votes. The search goes on elsewhere.
+        """
+        for candidate in self.book.members(group_id):
+            candidate.judge = "accept"
+        votes = self.book.groups[group_id].votes
+        reason = (
+            f"the judge accepted a result only {votes} candidate(s) agree on (at least "
+            f"{self.min_agreement} needed to accept): {decision.reason}"
+        )
+        self.trace.emit(
+            "unconfirmed",
+            node=node.id,
+            summary=reason,
+            group=group_id,
+            votes=votes,
+            needed=self.min_agreement,
+            labels=labels,
+        )
+        return self._reject_node(node, reason, decision=None, labels=labels)
 
     def _reject_node(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from acts_sql.api import correct
+from acts_sql.engine.options import DEFAULT_TEMPERATURE
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.catalog import BackendFactory, DatabaseCatalog
@@ -30,6 +31,8 @@ def make_work(catalog: DatabaseCatalog, backends: BackendFactory) -> Work:
                 max_seconds=spec.max_seconds,
                 execution_tools=spec.execution_tools,
                 ambiguity_detection=spec.ambiguity_detection,
+                candidates=spec.candidates,
+                temperature=(DEFAULT_TEMPERATURE if spec.temperature is None else spec.temperature),
                 on_event=listener,
             )
         finally:

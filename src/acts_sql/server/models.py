@@ -17,7 +17,7 @@ from acts_sql.engine.result import CorrectionResult
 from acts_sql.server.config import DATABASE_NAME
 from acts_sql.server.errors import ErrorBody
 
-MethodName = Literal["acts", "linear", "critic", "raw"]
+MethodName = Literal["acts", "linear", "critic", "raw", "vote"]
 
 
 class _Request(BaseModel):
@@ -39,6 +39,12 @@ class _Request(BaseModel):
     max_depth: int | None = Field(None, ge=1, description="at most the server's maximum")
     max_seconds: float | None = Field(
         None, gt=0, description="wall-time budget; at most (and by default) the server's maximum"
+    )
+    candidates: int | None = Field(
+        None, ge=1, le=16, description="candidates per SQL-writing node; default: the backend's"
+    )
+    temperature: float | None = Field(
+        None, ge=0.0, le=2.0, description="sampling temperature of a pool's samples"
     )
     execution_tools: bool = Field(True, description="false: the w/o execution tools ablation")
     ambiguity_detection: bool = Field(True, description="false: the w/o ambiguity ablation")

@@ -133,6 +133,8 @@ def run_spec(
         max_seconds=body.max_seconds or limits.max_run_seconds,
         execution_tools=body.execution_tools,
         ambiguity_detection=body.ambiguity_detection,
+        candidates=body.candidates,
+        temperature=body.temperature,
     )
 
 

@@ -48,6 +48,8 @@ class RunSpec:
     max_seconds: float
     execution_tools: bool = True
     ambiguity_detection: bool = True
+    candidates: int | None = None
+    temperature: float | None = None
 
 
 class Run:
