@@ -18,6 +18,8 @@ CONTRADICTIONS = [
     "I would reject this: the join duplicates rows.",
     "The query should use LEFT JOIN instead.",
     "The original SQL is fine, but this candidate is incorrect.",
+    "The candidate from the evidence on this path does not appear in the result set.",
+    "The new row doesn't show up in the output.",
 ]
 CONSISTENT = [
     "Only rooms whose bookings intersect are listed; this matches the issue.",

@@ -157,3 +157,27 @@ def test_split_fix_syntax_leaves_sql_that_runs_alone_at_no_llm_cost():
     )
     assert outcome.output["runs"] is True and not outcome.candidates
     assert llm.requests == []
+
+
+def test_a_greedy_prompt_asked_again_becomes_a_sample_and_seeds_never_repeat():
+    script = {"generate_sql": [gen("SELECT 1")] * 4}
+    tool_env, _, llm = env(script, size=2)
+    run(tool_env)
+    run(tool_env)  # a regenerated node whose prompt did not change
+    temperatures = [r.temperature for r in llm.requests]
+    seeds = [r.seed for r in llm.requests]
+    assert temperatures[0] == 0.0 and all(t >= 0.7 for t in temperatures[1:])
+    assert seeds[0] is None and len(set(seeds[1:])) == 3  # every sample its own seed
+
+
+def test_a_statement_blocked_only_because_it_does_not_parse_is_repairable():
+    from acts_sql.tools.pool import repairable
+
+    unparsed = ExecResult(
+        status="blocked",
+        error="blocked: cannot be checked: PostgreSQL syntax error: line 1, column 41: ...",
+        error_kind="blocked",
+    )
+    write = ExecResult(status="blocked", error="blocked: writes are not allowed")
+    assert repairable(unparsed) and not repairable(write)
+    assert repairable(ExecResult(status="timeout")) and not repairable(ExecResult(status="ok"))

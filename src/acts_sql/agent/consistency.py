@@ -23,7 +23,8 @@ _FAULT_PATTERNS = [
     # "does not answer / match / return / address / solve / fix / handle / work"
     r"\b(does\s*n[o']t|do\s*n[o']t|did\s*n[o']t|cannot|can\s*n[o']t|fails?\s+to|won'?t)\s+"
     r"(answer|address|match|return|produce|give|solve|fix|handle|work|meet|satisfy|"
-    r"consider|account|include|filter|resolve|reflect|do\s+what)\b",
+    r"consider|account|include|filter|resolve|reflect|do\s+what|appear|show|contain|exist|"
+    r"apply|insert|update|list)\b",
     # "not what the user / issue asked"
     r"\bnot\s+what\s+the\s+(user|issue|question)\b",
     # "should use X instead"

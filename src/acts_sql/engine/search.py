@@ -65,9 +65,18 @@ from acts_sql.engine.tree import (
 from acts_sql.engine.trust import TrustContext
 from acts_sql.errors import LLMError
 from acts_sql.protocol import AmbiguityReport, JudgeDecision, Plan, PlanNode, ToolName
-from acts_sql.tools.base import PathStep, PoolEntry, PoolSettings, ToolCall, ToolEnv, ToolOutcome
+from acts_sql.tools.base import (
+    PathStep,
+    PoolEntry,
+    PoolSettings,
+    SampleLedger,
+    ToolCall,
+    ToolEnv,
+    ToolOutcome,
+)
 from acts_sql.tools.context import TaskContext, format_path
 from acts_sql.tools.detect_ambiguities import branching_readings
+from acts_sql.tools.pool import repairable
 from acts_sql.tools.registry import TOOLS
 
 EXECUTION_TOOLS = {ToolName.INSPECT_COLUMNS, ToolName.RUN_SQL, ToolName.SPLIT_FIX_SYNTAX}
@@ -138,6 +147,7 @@ class TreeSearch:
         self._raw_pending = options.raw_candidate
         self._replanned = False
         self._repaired: set[str] = set()
+        self.draws = SampleLedger()
         self.min_agreement = options.min_agreement or (2 if pool.size > 1 else 1)
 
     # ----------------------------------------------------------------- setup
@@ -313,6 +323,7 @@ class TreeSearch:
             execution_enabled=self.options.execution_tools,
             pool=self.pool,
             memory=_BookMemory(self.book),
+            draws=self.draws,
         )
         base = self.book.last_running([n.id for n in self.tree.path(node.id)[:-1]])
         call = ToolCall(
@@ -512,7 +523,7 @@ class TreeSearch:
         whose candidates fail too is not repaired again: the branch is rejected.
         """
         failing = sorted(
-            (c for c in pool if c.result.status in ("error", "timeout")),
+            (c for c in pool if repairable(c.result)),
             key=lambda c: _REPAIR_ORDER.get(c.origin.split(":")[0], 9),
         )
         target = next((c for c in failing if self.book.key(c.sql) not in self._repaired), None)
@@ -576,9 +587,11 @@ class TreeSearch:
                 f"({fault!r}): {decision.reason}"
             )
             return self._reject_node(node, reason, decision=None, judged=False, labels=view.labels)
+        shown = set(view.labels.values())
         for candidate in eligible:
-            self.book.reject(candidate, decision.reason)
-        for group_id in view.labels.values():
+            if candidate.group in shown:  # groups beyond the ones shown stay unjudged
+                self.book.reject(candidate, decision.reason)
+        for group_id in shown:
             self.book.reject_group(group_id, decision.reason)
         return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
 

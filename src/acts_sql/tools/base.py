@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
@@ -41,6 +42,34 @@ class CandidateMemory(Protocol):
     def rejection(self, sql: str) -> str | None: ...
 
 
+class SampleLedger:
+    """The draws of one run, so that every LLM candidate is an independent one.
+
+    No two samples share a seed, and a greedy prompt is asked once: the same
+    prompt at temperature 0 can only repeat its answer, which would count as a
+    vote it is not (a regenerated node whose prompt did not change asks for a
+    sample instead). Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._seed = 0
+        self._greedy: set[str] = set()
+        self._lock = threading.Lock()
+
+    def next_seed(self) -> int:
+        with self._lock:
+            self._seed += 1
+            return self._seed
+
+    def first_greedy(self, prompt_key: str) -> bool:
+        """True the first time a greedy prompt is asked in this run."""
+        with self._lock:
+            if prompt_key in self._greedy:
+                return False
+            self._greedy.add(prompt_key)
+            return True
+
+
 @dataclass
 class ToolEnv:
     """Everything a tool may use. The engine hands in traced wrappers."""
@@ -52,6 +81,7 @@ class ToolEnv:
     execution_enabled: bool = True
     pool: PoolSettings = field(default_factory=lambda: PoolSettings())
     memory: CandidateMemory | None = None
+    draws: SampleLedger = field(default_factory=SampleLedger)
 
 
 class PathStep(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
@@ -20,6 +21,9 @@ class _HasSql(Protocol):
 
 
 S = TypeVar("S", bound=BaseModel)
+
+REPEAT_TEMPERATURE = 0.7
+"""The least temperature of a greedy prompt asked again (it becomes a sample)."""
 
 
 def ask_tool_llm(
@@ -75,14 +79,20 @@ class SqlAsker(Generic[S]):
         self.replies: dict[str, S] = {}
 
     def __call__(self, temperature: float, seed: int, avoid: str) -> str | None:
+        """One candidate. `seed` is the pool's index of the draw; the actual seed
+        comes from the run's ledger (unique per run), and a greedy prompt already
+        asked in this run becomes a sample (see `SampleLedger`)."""
         notes = "\n".join(n for n in (self.notes, avoid) if n) or "(none)"
+        if temperature == 0 and not self.env.draws.first_greedy(self._key(notes)):
+            temperature = max(self.env.pool.temperature, REPEAT_TEMPERATURE)
+        drawn = self.env.draws.next_seed() if temperature > 0 else None
         reply = ask_tool_llm(
             self.env,
             self.purpose,
             self.template,
             self.model,
             temperature=temperature,
-            seed=seed if temperature > 0 else None,
+            seed=drawn,
             retries=None if temperature == 0 else 0,
             notes=notes,
             **self.values,
@@ -93,6 +103,9 @@ class SqlAsker(Generic[S]):
         sql = cast(_HasSql, reply.value).sql
         self.replies.setdefault(sql.strip().rstrip(";").strip(), reply.value)
         return sql
+
+    def _key(self, notes: str) -> str:
+        return json.dumps([self.purpose, self.template, notes, self.values], sort_keys=True)
 
     @property
     def last_error(self) -> str:

@@ -38,6 +38,14 @@ Ask = Callable[[float, int, str], str | None]
 """One LLM call: (temperature, seed, note) -> SQL, or None when the reply was unusable."""
 
 
+def repairable(result: ExecResult) -> bool:
+    """A failure a repair may fix: an error, a timeout, or a statement blocked only
+    because it could not be parsed (the guard's "cannot be checked: ... syntax error")."""
+    if result.status in ("error", "timeout"):
+        return True
+    return result.status == "blocked" and "syntax error" in (result.error or "").lower()
+
+
 def clean_sql(sql: str) -> str:
     return sql.strip().rstrip(";").strip()
 
@@ -154,7 +162,7 @@ def rule_candidates(
     added = 0
     try:
         for entry in entries:
-            if entry.result.ok or entry.result.status == "blocked" or added >= limit:
+            if not repairable(entry.result) or added >= limit:
                 continue
             for origin, sql in repairs_of(entry.sql, entry.result, env):
                 if added >= limit:
