@@ -35,42 +35,12 @@ def events(result, kind):
             json.dumps({"cursor": "n1", "nodes": [{"id": "n1", "tool": "drop_tables"}]}),
             "unknown tool 'drop_tables'",
         ),
-        (
-            json.dumps(
-                {
-                    "cursor": "n1",
-                    "nodes": [
-                        {"id": "n1", "tool": "detect_ambiguities", "children": ["n2"]},
-                        {"id": "n2", "tool": "generate_sql", "children": ["n3"]},
-                        {"id": "n3", "tool": "generate_sql", "children": ["n2"]},
-                    ],
-                }
-            ),
-            "two parents",
-        ),
-        (
-            json.dumps(
-                {
-                    "cursor": "n2",
-                    "nodes": [
-                        {"id": "n2", "tool": "generate_sql", "children": ["n3"]},
-                        {"id": "n3", "tool": "generate_sql", "children": ["n2"]},
-                    ],
-                }
-            ),
-            "cycle in children",
-        ),
-        (plan_with(cursor="n9"), "cursor 'n9' names no node"),
-        (
-            json.dumps(
-                {"cursor": "n1", "nodes": [{"id": "n1", "tool": "run_sql", "children": ["x"]}]}
-            ),
-            "unknown child 'x'",
-        ),
     ],
-    ids=["prose", "unknown-tool", "two-parents", "cycle", "cursor-nowhere", "unknown-child"],
+    ids=["prose", "nothing-usable"],
 )
-def test_invalid_plan_is_reasked_with_the_reason(demo_db, demo_tasks, bad_reply, fed_back):
+def test_a_plan_with_nothing_usable_is_reasked_with_the_reason(
+    demo_db, demo_tasks, bad_reply, fed_back
+):
     script = demo_script("figure3")
     script["plan"] = [bad_reply, GOOD_PLAN]
     result, llm = run(demo_db, demo_tasks["figure3"], script)
@@ -80,6 +50,90 @@ def test_invalid_plan_is_reasked_with_the_reason(demo_db, demo_tasks, bad_reply,
     assert len(plan_prompts) == 2
     assert fed_back in plan_prompts[1]
     assert events(result, "plan")[0].data["attempts"] == 2
+
+
+@pytest.mark.parametrize(
+    ("flawed", "repair", "root"),
+    [
+        (
+            {
+                "cursor": "n1",
+                "nodes": [
+                    {"id": "n1", "tool": "detect_ambiguities", "children": ["n2"]},
+                    {"id": "n2", "tool": "generate_sql", "children": ["n3"]},
+                    {"id": "n3", "tool": "generate_sql", "children": ["n2"]},
+                ],
+            },
+            "dropped link 'n3' -> 'n2': it has a parent",
+            "n1",
+        ),
+        (
+            {
+                "cursor": "n2",
+                "nodes": [
+                    {"id": "n2", "tool": "detect_ambiguities", "children": ["n3"]},
+                    {"id": "n3", "tool": "generate_sql", "children": ["n2"]},
+                ],
+            },
+            "dropped link 'n3' -> 'n2': a cycle",
+            "n2",
+        ),
+        (
+            {"cursor": "n9", "nodes": [{"id": "n1", "tool": "detect_ambiguities"}]},
+            "cursor 'n9' moved to the root 'n1'",
+            "n1",
+        ),
+        (
+            {
+                "cursor": "n1",
+                "nodes": [
+                    {"id": "n1", "tool": "detect_ambiguities", "children": ["x"]},
+                    {"id": "n1", "tool": "run_sql"},
+                    {"id": "n5", "tool": "drop_tables"},
+                ],
+            },
+            "dropped link 'n1' -> 'x': no such node",
+            "n1",
+        ),
+    ],
+    ids=["two-parents", "cycle", "cursor-nowhere", "unknown-child"],
+)
+def test_a_flawed_plan_is_repaired_without_asking_again(demo_db, demo_tasks, flawed, repair, root):
+    script = demo_script("figure3")
+    script["plan"] = [json.dumps(flawed)]
+    result, llm = run(demo_db, demo_tasks["figure3"], script)
+
+    assert len(llm.prompts("plan")) == 1
+    plan = events(result, "plan")[0]
+    assert repair in plan.data["repairs"] and "repaired" in plan.summary
+    assert result.tree[0]["id"] == root
+    assert not events(result, "plan_failed")
+
+
+def test_plan_repairs_are_reported_one_by_one():
+    from acts_sql.engine.search import TOOLS
+    from acts_sql.engine.tree import repair_plan
+    from acts_sql.protocol import Plan
+
+    plan = Plan.model_validate(
+        {
+            "cursor": "a",
+            "nodes": [
+                {"id": "a", "tool": "run_sql", "children": ["a", "b", "ghost"]},
+                {"id": "b", "tool": "nope"},
+                {"id": "a", "tool": "generate_sql"},
+            ],
+        }
+    )
+    fixed, notes = repair_plan(plan, TOOLS)
+    assert [n.id for n in fixed.nodes] == ["a"] and fixed.nodes[0].children == []
+    assert notes == [
+        "dropped node 'b': unknown tool 'nope'",
+        "dropped a second node with id 'a'",
+        "dropped link 'a' -> 'a': no such node",
+        "dropped link 'a' -> 'b': no such node",
+        "dropped link 'a' -> 'ghost': no such node",
+    ]
 
 
 def test_truncated_plan_json_is_repaired_without_reasking(demo_db, demo_tasks):

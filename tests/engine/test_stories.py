@@ -90,7 +90,7 @@ def test_rejected_candidate_is_not_judged_again(demo_db, demo_tasks):
     assert "already rejected" in judgements[1].summary
     assert len(llm.prompts("judge")) == 1
     # a greedy answer that repeats a rejected SQL is asked again, told not to repeat it
-    retry_prompts = [p for p in llm.prompts("generate_sql") if "Do not repeat this SQL" in p]
+    retry_prompts = [p for p in llm.prompts("generate_sql") if "Do not repeat these SQL" in p]
     assert retry_prompts
     assert result.accepted is False
 

@@ -128,7 +128,7 @@ def test_a_greedy_answer_that_repeats_a_rejected_sql_is_asked_again_hotter():
     retry = llm.requests[1]
     assert retry.temperature >= 1.0
     prompt = retry.messages[-1].content
-    assert "Do not repeat this SQL" in prompt and "it is the user's SQL" in prompt
+    assert "Do not repeat these SQL statements" in prompt and "it is the user's SQL" in prompt
 
 
 def test_a_failing_candidate_gets_deterministic_repairs_in_the_same_pool():
@@ -181,3 +181,23 @@ def test_a_statement_blocked_only_because_it_does_not_parse_is_repairable():
     write = ExecResult(status="blocked", error="blocked: writes are not allowed")
     assert repairable(unparsed) and not repairable(write)
     assert repairable(ExecResult(status="timeout")) and not repairable(ExecResult(status="ok"))
+
+
+def test_once_a_draw_repeats_a_rejected_sql_the_later_draws_are_told_not_to():
+    rejected_sql = "SELECT room_id FROM rooms"
+    memory = Memory(
+        known={rejected_sql: ExecResult(status="ok", columns=["room_id"], rows=[[1]], row_count=1)},
+        rejected={rejected_sql: "it is the user's SQL"},
+    )
+    script = {
+        "generate_sql": [
+            gen("SELECT room_id FROM rooms WHERE capacity > 4"),  # greedy: new
+            gen(rejected_sql),  # first sample: repeats the rejected one
+            gen("SELECT room_id FROM bookings"),
+        ]
+    }
+    tool_env, _, llm = env(script, size=3, memory=memory)
+    run(tool_env)
+    prompts = [r.messages[-1].content for r in llm.requests]
+    assert "Do not repeat" not in prompts[0] and "Do not repeat" not in prompts[1]
+    assert "Do not repeat these SQL statements" in prompts[2] and rejected_sql in prompts[2]

@@ -24,6 +24,11 @@ from acts_sql.tools.context import TaskContext, task_messages
 M = TypeVar("M", bound=BaseModel)
 
 _PACKAGE = "acts_sql.agent"
+PLAN_MAX_TOKENS = 640
+"""A plan of 2-5 nodes fits easily; a weak model that pastes the issue into every
+node's input is cut off here (the JSON repair closes what is left open)."""
+DECISION_MAX_TOKENS = 384
+"""A choice or a verdict with its reason."""
 
 
 class CentralAgent:
@@ -43,11 +48,15 @@ class CentralAgent:
         *,
         schema: dict[str, Any] | None = None,
         retries: int | None = None,
+        max_tokens: int = DECISION_MAX_TOKENS,
         **values: str,
     ) -> StructuredReply[M]:
         tail = render(load_template(_PACKAGE, f"prompts/{template}"), **values)
         request = LLMRequest(
-            purpose=purpose, messages=task_messages(self.task, tail), json_schema=schema
+            purpose=purpose,
+            messages=task_messages(self.task, tail),
+            json_schema=schema,
+            max_tokens=max_tokens,
         )
         return ask_json(
             self.llm,
@@ -69,6 +78,7 @@ class CentralAgent:
             "plan.txt",
             Plan,
             validate,
+            max_tokens=PLAN_MAX_TOKENS,
             tools=", ".join(tools),
             previous=previous or "(none: this is the first plan)",
         )

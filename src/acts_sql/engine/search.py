@@ -61,6 +61,7 @@ from acts_sql.engine.tree import (
     PlanValidationError,
     check_nodes,
     check_plan,
+    repair_plan,
 )
 from acts_sql.engine.trust import TrustContext
 from acts_sql.errors import LLMError
@@ -99,16 +100,20 @@ class SearchOutcome(BaseModel):
 
 
 class _BookMemory:
-    """The candidate book as the tools' CandidateMemory."""
+    """The candidate book as the tools' CandidateMemory; the user's SQL counts as rejected
+    from the start (a pool told so asks its next draws for something else)."""
 
-    def __init__(self, book: CandidateBook) -> None:
+    def __init__(self, book: CandidateBook, trust: TrustContext) -> None:
         self.book = book
+        self.trust = trust
 
     def known_result(self, sql: str) -> ExecResult | None:
         known = self.book.known(sql)
         return known.result if known else None
 
     def rejection(self, sql: str) -> str | None:
+        if self.trust.is_original(sql):
+            return "it is the user's SQL, which the issue says does not do what it asks"
         known = self.book.known(sql)
         if known is None or known.verdict not in ("rejected", "refused"):
             return None
@@ -200,23 +205,30 @@ class TreeSearch:
         enabled = self.enabled_tools()
 
         def validate(plan: Plan) -> str | None:
+            """Re-ask only when not even a repaired plan is left (see `repair_plan`)."""
             try:
-                check_plan(plan, TOOLS)
+                check_plan(repair_plan(plan, TOOLS)[0], TOOLS)
             except PlanValidationError as exc:
                 return str(exc)
             return None
 
         reply = self._agent(None).plan(enabled, validate, previous)
         if reply.value is not None:
-            tree = PlanTree.from_plan(reply.value, TOOLS)
+            repaired, repairs = repair_plan(reply.value, TOOLS)
+            tree = PlanTree.from_plan(repaired, TOOLS)
             chained = [n.id for n in tree.nodes.values() if n.origin == "plan:chained"]
+            summary = f"{len(tree)} node(s)"
+            if chained:
+                summary += f", {len(chained)} listed without links chained in order"
+            if repairs:
+                summary += f", {len(repairs)} flaw(s) repaired"
             self.trace.emit(
                 "plan",
-                summary=f"{len(tree)} node(s)"
-                + (f", {len(chained)} listed without links chained in order" if chained else ""),
+                summary=summary,
                 plan=reply.value.model_dump(),
                 attempts=reply.attempts,
                 chained=chained,
+                repairs=repairs,
             )
             return tree
         fallback = fallback or default_plan(enabled)
@@ -322,7 +334,7 @@ class TreeSearch:
             json_retries=self.options.json_retries,
             execution_enabled=self.options.execution_tools,
             pool=self.pool,
-            memory=_BookMemory(self.book),
+            memory=_BookMemory(self.book, self.trust),
             draws=self.draws,
         )
         base = self.book.last_running([n.id for n in self.tree.path(node.id)[:-1]])

@@ -104,6 +104,62 @@ def check_plan(plan: Plan, known_tools: Iterable[str]) -> None:
         raise PlanValidationError(f"cursor {plan.cursor!r} must be the root node, not a child")
 
 
+def repair_plan(plan: Plan, known_tools: Iterable[str]) -> tuple[Plan, list[str]]:
+    """A plan that passes `check_plan`, made from a flawed one without asking again.
+
+    Weak planners write plans that are nearly right; re-asking costs a whole
+    plan's worth of tokens and often returns the same flaw. Repairs, each
+    reported: a node with an unknown tool or a repeated id is dropped; a link
+    to a node that does not exist, to itself, to a second parent or back up
+    its own chain (a cycle) is dropped; a cursor that names no node, or names
+    a child, moves to the first node that has no parent. None is possible only
+    when no node is left (then the caller falls back to asking again).
+    """
+    known = set(known_tools)
+    notes: list[str] = []
+    nodes: list[PlanNode] = []
+    seen: set[str] = set()
+    for node in plan.nodes:
+        if node.tool not in known:
+            notes.append(f"dropped node {node.id!r}: unknown tool {node.tool!r}")
+        elif node.id in seen:
+            notes.append(f"dropped a second node with id {node.id!r}")
+        else:
+            seen.add(node.id)
+            nodes.append(node.model_copy(update={"children": list(node.children)}))
+    parent_of: dict[str, str] = {}
+    for node in nodes:
+        kept = []
+        for child in node.children:
+            if child not in seen or child == node.id:
+                notes.append(f"dropped link {node.id!r} -> {child!r}: no such node")
+            elif child in parent_of:
+                notes.append(f"dropped link {node.id!r} -> {child!r}: it has a parent")
+            elif _ancestor(parent_of, node.id, child):
+                notes.append(f"dropped link {node.id!r} -> {child!r}: a cycle")
+            else:
+                parent_of[child] = node.id
+                kept.append(child)
+        node.children = kept
+    if not nodes:
+        return plan, notes
+    cursor = plan.cursor
+    if cursor not in seen or cursor in parent_of:
+        cursor = next(n.id for n in nodes if n.id not in parent_of)
+        notes.append(f"cursor {plan.cursor!r} moved to the root {cursor!r}")
+    return Plan(cursor=cursor, nodes=nodes), notes
+
+
+def _ancestor(parent_of: dict[str, str], node: str, candidate: str) -> bool:
+    """Whether `candidate` is `node` or above it by the links kept so far."""
+    current: str | None = node
+    while current is not None:
+        if current == candidate:
+            return True
+        current = parent_of.get(current)
+    return False
+
+
 class PlanTree:
     """Nodes by id, in insertion order, with parent links and depths."""
 

@@ -3,11 +3,13 @@
 A node that writes SQL (`generate_sql`, the repair step of `split_fix_syntax`)
 produces a pool of up to `PoolSettings.size` LLM candidates:
 
-1. the greedy answer (temperature 0). When it repeats a candidate the run
-   already rejected, it is asked again once, with that SQL shown as one not to
-   repeat and a higher temperature;
+1. the greedy answer (temperature 0). When it repeats a SQL the run already
+   rejected (the user's own SQL counts as rejected from the start), it is
+   asked again once, with that SQL shown as one not to repeat and a higher
+   temperature;
 2. samples at `PoolSettings.temperature`, each with its own seed (a local
-   model reuses the cached prompt: only the reply is new work);
+   model reuses the cached prompt: only the reply is new work); once a draw
+   has repeated a rejected SQL, the later draws are told not to repeat it;
 3. deterministic candidates for every distinct LLM candidate that fails to
    run (:mod:`acts_sql.sql.repairs`): the statement re-read by sqlglot in the
    target dialect, transpiled from a dialect it seems to be written in, and
@@ -114,6 +116,31 @@ class _Collector:
         self._runner.shutdown(wait=True, cancel_futures=True)
 
 
+class _Avoid:
+    """The rejected SQL a pool has run into, as a note for its next draws."""
+
+    def __init__(self, memory: CandidateMemory | None) -> None:
+        self.memory = memory
+        self.seen: dict[str, str] = {}
+
+    def learn(self, sql: str) -> bool:
+        """Whether `sql` repeats a rejected one (then later draws are told not to)."""
+        reason = self.memory.rejection(sql) if self.memory is not None else None
+        if reason is None:
+            return False
+        self.seen.setdefault(" ".join(clean_sql(sql).split()), reason)
+        return True
+
+    def note(self) -> str:
+        if not self.seen:
+            return ""
+        listed = "\n".join(f"- {sql} ({why})" for sql, why in self.seen.items())
+        return (
+            "Do not repeat these SQL statements; they were already tried and rejected:\n"
+            f"{listed}\nWrite a different correction."
+        )
+
+
 def collect_pool(
     env: ToolEnv,
     ask: Ask,
@@ -122,23 +149,20 @@ def collect_pool(
 ) -> list[PoolEntry]:
     """Write, deduplicate and execute one node's candidates (see the module doc)."""
     pool = _Collector(env, memory)
+    avoid = _Avoid(memory)
     try:
         greedy = ask(0.0, 0, "")
-        if greedy is not None and memory is not None:
-            reason = memory.rejection(greedy)
-            if reason is not None:
-                note = (
-                    "Do not repeat this SQL; it was already tried and rejected "
-                    f"({reason}):\n{clean_sql(greedy)}\nWrite a different correction."
-                )
-                retry = ask(max(settings.temperature, RETRY_TEMPERATURE), 10_000, note)
-                if retry is not None:
-                    pool.add(retry, "retry")
+        if greedy is not None and avoid.learn(greedy):
+            retry = ask(max(settings.temperature, RETRY_TEMPERATURE), 0, avoid.note())
+            if retry is not None:
+                avoid.learn(retry)
+                pool.add(retry, "retry")
         if greedy is not None:
             pool.add(greedy, "greedy")
         for seed in range(1, settings.size):
-            sample = ask(settings.temperature, seed, "")
+            sample = ask(settings.temperature, seed, avoid.note())
             if sample is not None:
+                avoid.learn(sample)
                 pool.add(sample, "sample")
         entries = pool.finish()
     except BaseException:
