@@ -1,0 +1,384 @@
+"""What happens to a pool of candidates: register, refuse, repair, judge.
+
+The candidate half of the search loop (`acts_sql.engine.search`): a pool is
+added to the run's `CandidateBook` (repeats become votes, results become
+groups) with the engine's refusals (`acts_sql.engine.trust`); then either the
+judge compares the pool's result groups, or a failing candidate goes to
+repair (`<id>.fix`), or the branch is rejected. `TreeSearch` mixes this in;
+the names it relies on are declared below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acts_sql.agent.baselines import raw_correction
+from acts_sql.agent.consistency import fault_phrase
+from acts_sql.db.executor import Executor
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.groups_view import present_groups
+from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.trace import Trace
+from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
+from acts_sql.engine.trust import TrustContext
+from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
+from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
+from acts_sql.tools.context import TaskContext, format_path
+from acts_sql.tools.pool import repairable
+from acts_sql.tools.registry import TOOLS
+
+if TYPE_CHECKING:
+    from acts_sql.agent.central_agent import CentralAgent
+
+RAW_MAX_TOKENS = 1024
+
+
+class BookMemory:
+    """The candidate book as the tools' CandidateMemory; the user's SQL counts as rejected
+    from the start (a pool told so asks its next draws for something else)."""
+
+    def __init__(self, book: CandidateBook, trust: TrustContext) -> None:
+        self.book = book
+        self.trust = trust
+
+    def known_result(self, sql: str) -> ExecResult | None:
+        known = self.book.known(sql)
+        return known.result if known else None
+
+    def rejection(self, sql: str) -> str | None:
+        if self.trust.is_original(sql):
+            return "it is the user's SQL, which the issue says does not do what it asks"
+        known = self.book.known(sql)
+        if known is None or known.verdict not in ("rejected", "refused"):
+            return None
+        return known.reason or known.verdict
+
+
+class CandidateStage:
+    """Pools, refusals, repairs and judging of one search (mixed into TreeSearch)."""
+
+    executor: Executor
+    llm: TracedLLM
+    task: TaskContext
+    options: CorrectionOptions
+    trace: Trace
+    budget: BudgetTracker
+    trust: TrustContext
+    book: CandidateBook
+    tree: PlanTree
+    accepted: Candidate | None
+    min_agreement: int
+    _raw_pending: bool
+    _repaired: set[str]
+
+    if TYPE_CHECKING:
+
+        def enabled_tools(self) -> list[str]: ...
+
+        def _agent(self, node: str | None) -> CentralAgent: ...
+
+        def _path_steps(self, node_id: str) -> list[PathStep]: ...
+
+        def _valid_target(self, target: str, rejected: str) -> bool: ...
+
+        def _backtrack(
+            self, node: NodeState, decision: JudgeDecision | None, reason: str
+        ) -> str | None: ...
+
+    def _raw_entries(self, node: NodeState) -> list[PoolEntry]:
+        """The raw single-turn rewrite, once per run, as the first candidate."""
+        self._raw_pending = False
+        statements, _ = raw_correction(
+            self.llm.for_node(node.id), self.task, max_tokens=RAW_MAX_TOKENS
+        )
+        if not statements:
+            self.trace.emit("raw_candidate", node=node.id, summary="no ```sql block in the reply")
+            return []
+        sql = ";\n".join(statements)
+        known = self.book.known(sql)
+        result = (
+            known.result
+            if known
+            else TracedExecutor(
+                self.executor, self.trace, node.id, "candidate", budget=self.budget
+            ).execute(sql)
+        )
+        return [PoolEntry(sql=sql, origin="raw", result=result, known=known is not None)]
+
+    def _register(self, node: NodeState, entries: list[PoolEntry]) -> list[Candidate]:
+        """Add a pool to the book; returns its candidates (repeats included), in order."""
+        pool: list[Candidate] = []
+        for entry in entries:
+            existing = self.book.known(entry.sql)
+            if existing is not None:
+                for _ in range(entry.votes):
+                    self.book.add_vote(existing)
+                    self._emit_candidate(node, existing, entry.origin, duplicate=True)
+                if existing not in pool:
+                    pool.append(existing)
+                continue
+            shape = result_shape(entry.sql, entry.result, self.task.dialect)
+            candidate = self.book.add(
+                node.id, entry.sql, entry.result, shape, origin=entry.origin, votes=entry.votes
+            )
+            if candidate.runs:
+                refusal = self.trust.refusal(candidate.sql, shape)
+                earlier = self.book.rejected_group_of(candidate)
+                if refusal:
+                    self.book.refuse(candidate, refusal)
+                elif earlier is not None:
+                    self.book.reject(
+                        candidate,
+                        "returns the same rows as a result already rejected: "
+                        + earlier.rejected_reason,
+                        by_judge=False,
+                    )
+            self._emit_candidate(node, candidate, entry.origin, duplicate=False)
+            for _ in range(entry.votes - 1):
+                self.book.duplicates += 1
+                self._emit_candidate(node, candidate, entry.origin, duplicate=True)
+            pool.append(candidate)
+        return pool
+
+    def _emit_candidate(
+        self, node: NodeState, candidate: Candidate, origin: str, *, duplicate: bool
+    ) -> None:
+        self.trace.emit(
+            "candidate",
+            node=node.id,
+            summary=(
+                f"repeats {candidate.id}" if duplicate else candidate.result.summary(max_rows=3)
+            ),
+            sql=candidate.sql,
+            status=candidate.result.status,
+            candidate=candidate.id,
+            origin=origin,
+            duplicate=duplicate,
+            group=candidate.group,
+            verdict=candidate.verdict,
+            reason=candidate.reason,
+        )
+        if not duplicate and candidate.verdict in ("refused", "rejected"):
+            self.trace.emit(
+                "refusal",
+                node=node.id,
+                summary=candidate.reason,
+                candidate=candidate.id,
+                verdict=candidate.verdict,
+                sql=candidate.sql,
+            )
+
+    def _after_pool(self, node: NodeState, outcome: ToolOutcome) -> str | None:
+        entries = list(outcome.candidates)
+        if self._raw_pending:
+            entries = self._raw_entries(node) + entries
+        if not entries:
+            return self._backtrack(node, None, outcome.error or "no candidate")
+        pool = self._register(node, entries)
+        self.trace.emit(
+            "pool",
+            node=node.id,
+            summary=_pool_summary(pool),
+            candidates=[c.id for c in pool],
+            groups=list(dict.fromkeys(c.group for c in pool if c.group)),
+        )
+        eligible = [c for c in pool if c.verdict == "unjudged" and c.runs]
+        if eligible:
+            return self._judge_pool(node, eligible)
+        return self._repair_or_reject(node, pool)
+
+    def _repair_or_reject(self, node: NodeState, pool: list[Candidate]) -> str | None:
+        """Nothing in the pool may be judged: repair a failing candidate (once), else reject.
+
+        The node's own first failing candidate is repaired (greedy before
+        samples, the raw rewrite last), whatever its error. A repair node
+        whose candidates fail too is not repaired again: the branch is rejected.
+        """
+        failing = sorted(
+            (c for c in pool if repairable(c.result)),
+            key=lambda c: _REPAIR_ORDER.get(c.origin.split(":")[0], 9),
+        )
+        target = next((c for c in failing if self.book.key(c.sql) not in self._repaired), None)
+        can_fix = ToolName.SPLIT_FIX_SYNTAX in self.enabled_tools()
+        if target is None or not can_fix or node.tool == ToolName.SPLIT_FIX_SYNTAX:
+            why = _unjudgeable_reason(node, pool, repaired_before=bool(failing) and can_fix)
+            return self._reject_node(node, why, decision=None)
+        self._repaired.add(self.book.key(target.sql))
+        fix = PlanNode(
+            id=self.tree.fresh_id(f"{node.id}.fix"),
+            description=f"repair the failing candidate ({target.result.error_kind or 'error'})",
+            tool=ToolName.SPLIT_FIX_SYNTAX,
+            input={"sql": target.sql},
+        )
+        self.tree.add_child(node.id, fix, origin="engine")
+        self.trace.emit(
+            "fix_inserted", node=node.id, summary=target.reason, child=fix.id, candidate=target.id
+        )
+        return fix.id
+
+    def _judge_pool(self, node: NodeState, eligible: list[Candidate]) -> str | None:
+        group_ids = [c.group for c in eligible if c.group]
+        view = present_groups(
+            self.book,
+            group_ids,
+            original_sql=self.task.original_sql,
+            original_shape=self.trust.original_shape,
+            dialect=self.task.dialect,
+            show_results=self.options.execution_tools,
+        )
+        decision, error = self._judge(node, view.text, list(view.labels))
+        if decision is None:
+            return self._reject_node(node, f"judge failed: {error}", decision=None, judged=False)
+        chosen = view.group_of(decision.group) if decision.verdict == "accept" else None
+        if decision.verdict == "accept" and chosen is None:
+            chosen = next(iter(view.labels.values()))  # "accept" without a group: the largest
+        fault = fault_phrase(decision.reason) if decision.verdict == "accept" else None
+        if chosen is not None and fault is None and self._too_few_votes(chosen):
+            return self._unconfirmed(node, chosen, decision, view.labels)
+        if chosen is not None and fault is None:
+            winner = self.book.representative(chosen)
+            self.book.accept(winner, decision.reason)
+            node.status, node.reason = NodeStatus.ACCEPTED, decision.reason
+            node.candidate_sql = winner.sql
+            self.accepted = winner
+            self.trace.emit(
+                "judgement",
+                node=node.id,
+                summary=decision.reason,
+                verdict="accept",
+                by="agent",
+                sql=winner.sql,
+                group=chosen,
+                candidate=winner.id,
+                labels=view.labels,
+            )
+            return None
+        if fault is not None:
+            reason = (
+                f"the judge accepted, but its reason says the candidate is wrong "
+                f"({fault!r}): {decision.reason}"
+            )
+            return self._reject_node(node, reason, decision=None, judged=False, labels=view.labels)
+        shown = set(view.labels.values())
+        for candidate in eligible:
+            if candidate.group in shown:  # groups beyond the ones shown stay unjudged
+                self.book.reject(candidate, decision.reason)
+        for group_id in shown:
+            self.book.reject_group(group_id, decision.reason)
+        return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
+
+    def _too_few_votes(self, group_id: str) -> bool:
+        return self.book.groups[group_id].votes < self.min_agreement
+
+    def _unconfirmed(
+        self, node: NodeState, group_id: str, decision: JudgeDecision, labels: dict[str, str]
+    ) -> str | None:
+        """The judge chose a result that too few candidates agree on: not yet an acceptance.
+
+        Its candidates keep the judge's favour (they rank first if nothing is
+        accepted) and stay open: when later candidates return the same rows,
+        the group is shown again with more votes. The search goes on elsewhere.
+        """
+        for candidate in self.book.members(group_id):
+            candidate.judge = "accept"
+        votes = self.book.groups[group_id].votes
+        reason = (
+            f"the judge accepted a result only {votes} candidate(s) agree on (at least "
+            f"{self.min_agreement} needed to accept): {decision.reason}"
+        )
+        self.trace.emit(
+            "unconfirmed",
+            node=node.id,
+            summary=reason,
+            group=group_id,
+            votes=votes,
+            needed=self.min_agreement,
+            labels=labels,
+        )
+        return self._reject_node(node, reason, decision=None, labels=labels)
+
+    def _reject_node(
+        self,
+        node: NodeState,
+        reason: str,
+        *,
+        decision: JudgeDecision | None,
+        judged: bool = True,
+        labels: dict[str, str] | None = None,
+    ) -> str | None:
+        node.status, node.reason = NodeStatus.REJECTED, reason
+        self.trace.emit(
+            "judgement",
+            node=node.id,
+            summary=reason,
+            verdict="reject",
+            by="agent" if decision is not None else "engine",
+            sql=node.candidate_sql,
+            backtrack_to=decision.backtrack_to if decision else None,
+            judged=judged,
+            labels=labels or {},
+        )
+        return self._backtrack(node, decision, reason)
+
+    def _judge(
+        self, node: NodeState, groups: str, labels: list[str]
+    ) -> tuple[JudgeDecision | None, str | None]:
+        targets = [n.id for n in self.tree.nodes.values() if self._valid_target(n.id, node.id)]
+
+        def validate(decision: JudgeDecision) -> str | None:
+            target = decision.backtrack_to
+            if decision.verdict == "reject" and target is not None and target not in targets:
+                return f"backtrack_to {target!r} is not an executed node; executed nodes: {targets}"
+            if decision.new_nodes:
+                try:
+                    check_nodes(decision.new_nodes, TOOLS, taken=self.tree.nodes)
+                except PlanValidationError as exc:
+                    return f"new_nodes: {exc}"
+            return None
+
+        reply = self._agent(node.id).judge(
+            plan=self.tree.to_prompt_lines(node.id),
+            node_id=node.id,
+            path=format_path(self._path_steps(node.id)),
+            groups=groups,
+            labels=labels,
+            targets=targets,
+            validate=validate,
+        )
+        if reply.value is None:
+            self.trace.emit(
+                "judge_failed", node=node.id, summary=reply.error or "", reason=reply.error
+            )
+        return reply.value, reply.error
+
+
+_REPAIR_ORDER = {"greedy": 0, "retry": 1, "sample": 2, "repair": 3, "rule": 4, "raw": 5}
+
+
+def _unjudgeable_reason(node: NodeState, pool: list[Candidate], *, repaired_before: bool) -> str:
+    """Why a pool had nothing for the judge: refusals, repeats, or nothing ran."""
+    ran = [c for c in pool if c.runs]
+    if ran:
+        said = {"refused": "refused", "rejected": "already rejected"}
+        return "; ".join(
+            sorted({f"{c.id} {said.get(c.verdict, c.verdict)}: {c.reason}" for c in ran})
+        )
+    first = (pool[0].reason if pool else "") or "no candidate"
+    if node.tool == ToolName.SPLIT_FIX_SYNTAX:
+        return f"the repair does not run either ({first})"
+    tried = "; its repair was already tried" if repaired_before else ""
+    return f"no candidate runs ({first}){tried}"
+
+
+def _pool_summary(pool: list[Candidate]) -> str:
+    runs = sum(1 for c in pool if c.runs)
+    refused = sum(1 for c in pool if c.verdict in ("refused", "rejected"))
+    groups = len({c.group for c in pool if c.group})
+    return (
+        f"{len(pool)} distinct candidate(s): {runs} run, {len(pool) - runs} fail, "
+        f"{refused} refused or already rejected; {groups} result group(s)"
+    )
