@@ -40,6 +40,9 @@ from acts_sql.errors import ActsSqlError, LLMDeadlineError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
 from acts_sql.sql.diagnostics import split_statements
 
+FINISH_RESERVE_SECONDS = 1.0
+"""An LLM call ends this long before the run's wall time, which is left for choosing and
+returning the answer (a call stops at its deadline, but not at once)."""
 MIN_STATEMENT_SECONDS = 0.05
 """A statement does not start with less than this left of the run's wall time."""
 
@@ -131,7 +134,7 @@ class TracedLLM:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         self._budget.take_llm_call()
-        left = self._budget.time_left()
+        left = self._budget.time_left(FINISH_RESERVE_SECONDS) - FINISH_RESERVE_SECONDS
         by_run = request.timeout_s is None or left < request.timeout_s
         timeout = left if by_run else request.timeout_s
         request = request.model_copy(update={"timeout_s": timeout})
@@ -244,14 +247,28 @@ class TracedExecutor:
         self._budget = budget
 
     def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout: float | None = None,
+        isolate: bool = False,
     ) -> ExecResult:
+        """Run `sql` through the wrapped executor and record it.
+
+        `isolate` is passed on (candidates: the database is left as it was);
+        only when set, so that an executor written before the keyword existed
+        still runs everything else.
+        """
         if self._budget is not None:
             left = self._budget.time_left(MIN_STATEMENT_SECONDS)
             timeout = capped_timeout(
                 sql, timeout, left, default=_own_default(self.inner), dialect=self.dialect
             )
-        result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout)
+        if isolate:
+            result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout, isolate=True)
+        else:
+            result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout)
         _record(self._trace, self._node, self._purpose, sql, result)
         return result
 
