@@ -70,6 +70,25 @@ def schema_sql(timestamp: str) -> list[str]:
     ]
 
 
+# statements per engine that the limit tests share: one that outlasts a 1 s timeout, one
+# that returns 50,000 rows (over the 10,000-row cap)
+SLOW = {
+    "sqlite": (
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
+    ),
+    "postgresql": "SELECT pg_sleep(5)",
+    "mysql": "SELECT SLEEP(5)",
+}
+FIFTY_K = {
+    "sqlite": (
+        "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 50000) "
+        "SELECT n FROM s"
+    ),
+    "postgresql": "SELECT g AS n FROM generate_series(1, 50000) AS g",
+    "mysql": "SELECT seq AS n FROM seq_1_to_50000",
+}
+
+
 @dataclass
 class Engine:
     """One live database with the data set."""

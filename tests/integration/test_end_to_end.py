@@ -2,7 +2,8 @@
 
 Scripted LLM, real servers. One story has a candidate that tries DROP TABLE
 (blocked, data intact, the search goes on); one is a Management-style task
-whose fix needs DDL, tried and verified on a throw-away copy.
+whose fix needs DDL, tried on a throw-away copy (isolated: the copy is left as
+it was) and then verified there.
 """
 
 from __future__ import annotations
@@ -197,7 +198,16 @@ def test_management_task_is_tried_and_verified_on_a_copy(server: Engine) -> None
         assert result.sql == MANAGEMENT_FIX
         original = next(e for e in result.trace if e.kind == "statement")
         assert original.data["status"] == "error"  # the user's DDL failed: no table customer
-        # verified on the copy: the column and the index exist there
+        # tried on the copy: it ran there, then the copy was left as it was (candidates run
+        # isolated, so that every candidate starts from the same data)
+        tried = [
+            e for e in result.trace if e.kind == "statement" and e.data["sql"] == MANAGEMENT_FIX
+        ]
+        assert tried and all(e.data["status"] == "ok" for e in tried)
+        assert sandbox.execute("SELECT vip FROM customers").error_kind == "schema"
+        assert sandbox.execute(INDEX_QUERY[server.name]).rows == []
+        # run for good, the accepted fix works on the copy
+        assert sandbox.execute(result.sql).ok
         assert sandbox.execute("SELECT count(*) FROM customers WHERE vip = false").rows == [[3]]
         assert sandbox.execute(INDEX_QUERY[server.name]).rows == [["orders_customer_idx"]]
     with open_database(server.url) as executor:  # the original never changed

@@ -6,25 +6,9 @@ import json
 import time
 
 import pytest
-from live import Engine, engine_or_skip
+from live import FIFTY_K, SLOW, Engine, engine_or_skip
 
 from acts_sql.db.connect import open_database
-
-SLOW = {
-    "sqlite": (
-        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
-    ),
-    "postgresql": "SELECT pg_sleep(5)",
-    "mysql": "SELECT SLEEP(5)",
-}
-FIFTY_K = {
-    "sqlite": (
-        "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 50000) "
-        "SELECT n FROM s"
-    ),
-    "postgresql": "SELECT g AS n FROM generate_series(1, 50000) AS g",
-    "mysql": "SELECT seq AS n FROM seq_1_to_50000",
-}
 
 
 def test_slow_statement_times_out_within_two_seconds(engine: Engine) -> None:

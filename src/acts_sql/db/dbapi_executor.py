@@ -116,9 +116,21 @@ class DbapiExecutor(ABC):
     # ------------------------------------------------------------ public API
 
     def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout: float | None = None,
+        isolate: bool = False,
     ) -> ExecResult:
-        """Run one or more statements; never raises for SQL failures."""
+        """Run one or more statements; never raises for SQL failures.
+
+        Every batch is rolled back, writes or not, so each call is already
+        isolated and `isolate` changes nothing. (What a rollback cannot undo:
+        SQL Server IDENTITY values a rolled-back INSERT used; sequences and,
+        on Oracle, DDL are blocked for that reason.)
+        """
+        del isolate  # every batch is rolled back anyway
         started = time.monotonic()
         if not has_code(sql):
             return no_statement()

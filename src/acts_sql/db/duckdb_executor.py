@@ -11,7 +11,9 @@ Defence in depth, outermost first:
 
 With ``allow_writes=True`` statements run on a copy of the file in a private
 temporary directory (`sandbox.FileCopy`), deleted by :meth:`DuckDBExecutor.close`; the guard then
-lets DML and DDL through but nothing that reaches outside the copy.
+lets DML and DDL through but nothing that reaches outside the copy. With
+``isolate=True`` a call runs in a transaction that is rolled back, so the copy
+is left as it was (sequences excepted: DuckDB does not roll them back).
 
 Timeouts: a timer thread calls the connection's ``interrupt()`` at the
 deadline. Scratch sessions are cursors (their own DuckDB connections to the
@@ -195,10 +197,14 @@ def run_text(
     max_rows: int,
     timeout: float | None,
     allow_writes: bool,
+    isolate: bool = False,
 ) -> ExecResult:
     """Guard, split with DuckDB's parser, check statement types, run in order.
 
-    Returns the last statement's result, or the first failure.
+    Returns the last statement's result, or the first failure. `isolate` (with
+    writes allowed): inside ``BEGIN TRANSACTION`` ... ``ROLLBACK``, so nothing
+    stays (DuckDB's DDL is transactional), except sequences that `nextval`
+    advanced: DuckDB does not roll them back and has no `setval`.
     """
     started = time.monotonic()
     if not has_code(sql):
@@ -218,14 +224,35 @@ def run_text(
             kind = statement.type.name
             if kind not in READ_STATEMENT_TYPES:
                 return blocked_result(f"writes are not allowed: DuckDB reads a {kind} statement")
-    result = ExecResult(status="ok")
     texts = [statement.query.strip().rstrip(";").strip() for statement in statements]
+    if not (isolate and allow_writes):
+        result = _run_texts(conn, sql, texts, max_rows, timeout)
+        return result.model_copy(update={"seconds": since(started)})
+    opened = run_statement(conn, "BEGIN TRANSACTION", 0, REFLECT_TIMEOUT_S)
+    if not opened.ok:
+        return opened.model_copy(update={"seconds": since(started)})
+    try:
+        result = _run_texts(conn, sql, texts, max_rows, timeout)
+    finally:
+        with suppress(duckdb.Error):
+            conn.execute("ROLLBACK")
+    return result.model_copy(update={"seconds": since(started)})
+
+
+def _run_texts(
+    conn: duckdb.DuckDBPyConnection,
+    sql: str,
+    texts: list[str],
+    max_rows: int,
+    timeout: float | None,
+) -> ExecResult:
+    """Each statement in order: the last result, or the first failure."""
+    result = ExecResult(status="ok")
     for offset, text in located(sql, texts):
         result = run_statement(conn, text, max_rows, statement_timeout(text, timeout))
         if not result.ok:
-            result = shift_position(result, offset)
-            break
-    return result.model_copy(update={"seconds": since(started)})
+            return shift_position(result, offset)
+    return result
 
 
 def _probe(conn: duckdb.DuckDBPyConnection, sql: str, reason: str) -> ExecResult:
@@ -334,9 +361,18 @@ class DuckDBExecutor:
         self._lock = threading.RLock()
 
     def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout: float | None = None,
+        isolate: bool = False,
     ) -> ExecResult:
-        """Run one or more statements; never raises for SQL failures."""
+        """Run one or more statements; never raises for SQL failures.
+
+        `isolate` (with writes allowed): in one transaction that is rolled back,
+        so the copy is left as it was; read-only, nothing could change anyway.
+        """
         with self._lock:
             return run_text(
                 self._conn,
@@ -344,6 +380,7 @@ class DuckDBExecutor:
                 max_rows=row_cap(max_rows, self.max_rows),
                 timeout=timeout if timeout is not None else self.timeout,
                 allow_writes=self.allow_writes,
+                isolate=isolate,
             )
 
     def run_internal(self, sql: str, max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:

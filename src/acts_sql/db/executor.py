@@ -54,12 +54,28 @@ class ScratchSession(Protocol):
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs statements against one database, read-only, with timeout and row cap."""
+    """Runs statements against one database, read-only, with timeout and row cap.
+
+    `execute(sql, isolate=True)` runs the statements, returns the last result
+    (or the first failure) and then leaves the database exactly as it was
+    before the call, so that several alternative candidates are judged on the
+    same starting state. It matters only for an executor that writes
+    (`allow_writes=True`: a throw-away copy, or a transaction); a read-only
+    executor never changes anything and may ignore it. Without it, the
+    effects of one call stay for the next ones (a Management task's
+    statements build on each other). What each engine can undo is listed in
+    docs/DATABASES.md ("Candidates run isolated").
+    """
 
     dialect: str
 
     def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout: float | None = None,
+        isolate: bool = False,
     ) -> ExecResult: ...
 
     def scratch(self) -> AbstractContextManager[ScratchSession]: ...

@@ -62,6 +62,9 @@ class Admission:
     allowed: bool
     reason: str = ""
     probe: bool = False
+    writes: bool = False
+    """Allowed as a write (on a sandbox, or to a scratch session's stand-ins), not as a
+    plain read: an isolated run must then undo what it did."""
 
     def blocked(self, seconds: float = 0.0) -> ExecResult:
         return blocked_result(self.reason, seconds)
@@ -93,11 +96,11 @@ def admit(
     if verdict.category == UNPARSEABLE:
         return Admission(False, f"cannot be verified as read-only ({reason})", probe=True)
     if stand_ins and only_writes_to(sql, d, stand_ins):
-        return Admission(True)
+        return Admission(True, writes=True)
     if not allow_writes or verdict.category not in WRITE_CATEGORIES:
         return Admission(False, reason)
     problem = sandbox_violation(sql, d, database, routines=routines)
-    return Admission(problem is None, problem or "")
+    return Admission(problem is None, problem or "", writes=problem is None)
 
 
 def sandbox_violation(

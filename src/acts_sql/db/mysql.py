@@ -12,6 +12,12 @@ MySQL (SELECT only), from the dialect's declaration.
 With `allow_writes=True` the executor works on a scratch database copied from
 the original (`sandbox.MySQLCopy`), dropped at close. MySQL has no
 transactional DDL, so there is no rolled-back-transaction fallback.
+
+`execute(sql, isolate=True)` leaves the copy as it was. Reads and DML on
+InnoDB tables run inside a transaction that is rolled back, and AUTO_INCREMENT
+counters the batch moved are set back. Anything else (DDL, which commits
+implicitly; CALL; DML while the copy holds a non-transactional table) runs on
+a snapshot: a second copy made from the copy, dropped afterwards.
 """
 
 from __future__ import annotations
@@ -23,14 +29,16 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from acts_sql.db.cells import json_safe_row
-from acts_sql.db.executor import DEFAULT_MAX_ROWS
-from acts_sql.db.guard import caret_context
+from acts_sql.db.executor import DEFAULT_MAX_ROWS, statement_timeout
+from acts_sql.db.executor_core import shift_position
+from acts_sql.db.guard import admit, caret_context
 from acts_sql.db.guard import located_statements as _located
 from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
 from acts_sql.db.server import ServerExecutor
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
+from acts_sql.sql.safety import PERMIT_IN_ROLLBACK_NO_DDL, check_statement
 
 try:  # an optional dependency: acts-sql[mysql]
     import pymysql
@@ -48,6 +56,14 @@ _SYNTAX = frozenset({1064, 1149, 1327})
 _SCHEMA = frozenset({1054, 1146, 1049, 1052, 1305, 1109, 1051, 1050, 1060, 1091, 1630, 1356})
 _TYPE = frozenset({1241, 4078, 4079, 1366, 1292, 1267, 1270, 1271, 1416, 3140, 4038})
 _NEAR = re.compile(r"near '(.*)' at line (\d+)", re.DOTALL)
+TRANSACTIONAL_ENGINES = frozenset({"innodb"})
+"""Storage engines whose rows a ROLLBACK restores (MyISAM, Aria, MEMORY ... keep writes)."""
+_TABLE_STATE = (
+    "SELECT table_name, engine, auto_increment FROM information_schema.tables "
+    "WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
+)
+TableState = dict[str, tuple[str, int | None]]
+"""Base tables of the current database: name -> (engine, next AUTO_INCREMENT value)."""
 
 
 def _require_driver() -> Any:
@@ -135,6 +151,31 @@ def error_position(message: str, statement: str) -> int | None:
     return None if found < 0 else found + 1
 
 
+def _transactional(state: TableState) -> bool:
+    """True when a ROLLBACK restores the rows of every table in `state`."""
+    return all(engine in TRANSACTIONAL_ENGINES for engine, _ in state.values())
+
+
+DRAIN_CHUNK = 5000
+
+
+def _drain(cursor: Any, deadline: float) -> bool:
+    """Read the rest of an unbuffered result before `deadline`; True when it ended.
+
+    An isolated batch does this instead of dropping the connection, which would
+    roll back what its earlier statements did (later ones build on it). Past the
+    deadline (the statement's timeout) the connection is dropped after all.
+    """
+    try:
+        while time.monotonic() < deadline:
+            if not cursor.fetchmany(DRAIN_CHUNK):
+                cursor.close()
+                return True
+    except Exception:
+        return False
+    return False
+
+
 def _discard(result_cursor: Any, conn: Any) -> None:
     """Stop reading an unbuffered result that has rows left: drop the connection.
 
@@ -182,6 +223,8 @@ class MySQLExecutor(ServerExecutor):
         self._timeout_set: str | None = None
         self._conn: Any = None
         self._batch_read_only = False
+        self._isolating = False
+        self._drain_cut_results = False
         try:
             self._connect()
         except Exception:
@@ -199,6 +242,9 @@ class MySQLExecutor(ServerExecutor):
         if not self.allow_writes:
             with conn.cursor() as cursor:
                 cursor.execute("SET SESSION TRANSACTION READ ONLY")
+        else:  # MySQL 8 caches AUTO_INCREMENT in information_schema; MariaDB has no such cache
+            with suppress(Exception), conn.cursor() as cursor:
+                cursor.execute("SET SESSION information_schema_stats_expiry = 0")
         self._conn = conn
         self._timeout_set = None
 
@@ -219,6 +265,114 @@ class MySQLExecutor(ServerExecutor):
     def _end_batch(self) -> None:
         if self._batch_read_only and self._alive():
             self._simple("ROLLBACK")
+
+    # ------------------------------------------------------------ isolated batches
+
+    def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
+        """Reads and InnoDB DML: a transaction that is rolled back, AUTO_INCREMENT
+        counters set back. Anything else: on a snapshot of the copy (see the module doc)."""
+        statements = located_statements(sql)
+        if not statements:
+            return ExecResult(
+                status="error", error="no SQL statement to execute", error_kind="syntax"
+            )
+        dml_only = check_statement(sql, self.spec, permit=PERMIT_IN_ROLLBACK_NO_DDL).allowed
+        if writes and not dml_only:
+            return self._run_on_snapshot(sql, cap, limit)
+        opened = self._begin_batch()
+        if opened is not None:
+            return opened
+        state = self._table_state() if writes else {}
+        if state is None or not _transactional(state):
+            return self._run_on_snapshot(sql, cap, limit)
+        failure = self._simple("START TRANSACTION")
+        if failure is not None:
+            return failure
+        self._isolating = True
+        result = ExecResult(status="ok")
+        try:
+            for index, (offset, statement) in enumerate(statements):
+                # a write batch's result cut short is read to its end while later statements
+                # follow: dropping the connection would roll back what they build on
+                self._drain_cut_results = writes and index + 1 < len(statements)
+                result = self._run_statement(statement, cap, statement_timeout(statement, limit))
+                if not result.ok:
+                    result = shift_position(result, offset)
+                    break
+        finally:
+            self._isolating = self._drain_cut_results = False
+            self._roll_back()
+        if state:
+            self._restore_auto_increment(state)
+        return result
+
+    def _roll_back(self) -> None:
+        """End an isolated transaction keeping nothing; a connection that cannot
+        roll back is closed (the server then rolls back) and reopened later."""
+        if self._alive() and self._simple("ROLLBACK") is not None:
+            with suppress(Exception):
+                self._conn.close()
+
+    def _table_state(self) -> TableState | None:
+        """Engine and AUTO_INCREMENT of every base table (None when unreadable)."""
+        driver = _require_driver()
+        try:
+            with self._conn.cursor() as cursor:
+                cursor.execute(_TABLE_STATE)
+                rows = list(cursor.fetchall())
+        except driver.MySQLError:
+            return None
+        return {
+            str(name): (str(engine or "").lower(), None if auto is None else int(auto))
+            for name, engine, auto in rows
+        }
+
+    def _restore_auto_increment(self, before: TableState) -> None:
+        """Set the AUTO_INCREMENT counters of the current database back to `before`
+        (InnoDB does not roll them back; a snapshot starts them at max + 1)."""
+        if not self._alive():
+            with suppress(DatabaseOpenError):
+                self._connect()
+        if not self._alive():
+            return
+        after = self._table_state() or {}
+        for table, (_, counter) in before.items():
+            now = after.get(table)
+            if counter is None or now is None or now[1] == counter:
+                continue
+            self._simple(f"ALTER TABLE {_quote(table)} AUTO_INCREMENT = {int(counter)}")
+
+    def _run_on_snapshot(self, sql: str, cap: int, limit: float | None) -> ExecResult:
+        """Run `sql` on a second copy made from the copy, then drop it: DDL commits
+        implicitly in MySQL, so no transaction could undo it."""
+        from acts_sql.db.sandbox import MySQLCopy
+
+        source = self.database or ""
+        counters = self._table_state() if self._alive() else None
+        try:
+            snapshot = MySQLCopy(connect(self.url, database=source, unbuffered=False), source)
+        except DatabaseOpenError as exc:
+            return ExecResult(
+                status="error", error=f"cannot isolate the statements: {exc}", error_kind="other"
+            )
+        saved = (self._conn, self.database, self._timeout_set)
+        try:
+            admission = admit(sql, self.spec, allow_writes=True, database=snapshot.name)
+            if not admission.allowed:  # it names the copy itself, which it must not write
+                return admission.blocked()
+            self._conn, self.database = None, snapshot.name
+            opened = self._begin_batch()
+            if opened is not None:
+                return opened
+            if counters:  # INSERT ... SELECT leaves max + 1, which the copy may be past
+                self._restore_auto_increment(counters)
+            return self._run_batch(sql, cap, limit)
+        finally:
+            if self._conn is not None and self._conn is not saved[0]:
+                with suppress(Exception):
+                    self._conn.close()
+            self._conn, self.database, self._timeout_set = saved
+            snapshot.drop()
 
     def _simple(self, sql: str, args: Any = None) -> ExecResult | None:
         """Run one of acts-sql's own statements; an error result if it fails."""
@@ -253,6 +407,7 @@ class MySQLExecutor(ServerExecutor):
         if failure is not None:
             return failure
         cursor = self._conn.cursor()
+        started = time.monotonic()
         try:
             cursor.execute(statement)
             if cursor.description is None:
@@ -262,7 +417,8 @@ class MySQLExecutor(ServerExecutor):
         except driver.MySQLError as exc:
             return failure_result(exc, statement, timeout=timeout)
         truncated = len(fetched) > max_rows
-        if truncated:
+        drained = truncated and self._drain_cut_results and _drain(cursor, started + timeout)
+        if truncated and not drained:
             _discard(cursor, self._conn)
             self._reopen_after_discard()
         else:
@@ -278,6 +434,8 @@ class MySQLExecutor(ServerExecutor):
             self._connect()
             if self._batch_read_only:
                 self._simple("START TRANSACTION READ ONLY")
+            elif self._isolating:  # the dropped connection rolled the batch back so far
+                self._simple("START TRANSACTION")
 
     def _probe_statement(self, statement: str) -> ExecResult | None:
         return probe_statement(self._conn, statement) if self._alive() else None
@@ -371,6 +529,8 @@ class _ScratchConnection(MySQLExecutor):
         self._timeout_variant = None
         self._timeout_set = None
         self._batch_read_only = False
+        self._isolating = False
+        self._drain_cut_results = False
         self.stand_ins: set[str] = set()
         self._conn = connect(url, database=database)
 

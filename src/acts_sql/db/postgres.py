@@ -13,6 +13,11 @@ With `allow_writes=True` the executor works on a throw-away copy made with
 and drops it at close. When no copy can be made (other sessions on the
 database, no CREATEDB privilege) it falls back to one transaction that is
 rolled back at close, each statement under a savepoint.
+
+`execute(sql, isolate=True)` leaves the database as it was: on the copy the
+batch runs inside `BEGIN` ... `ROLLBACK` (PostgreSQL's DDL is transactional)
+and sequences it advanced are set back; in the transaction fallback the batch
+runs under a savepoint that is rolled back.
 """
 
 from __future__ import annotations
@@ -207,6 +212,26 @@ FROM pg_roles r WHERE r.rolname = current_user
 """
 
 
+_SEQUENCES = """
+SELECT s.seqrelid::bigint, pg_sequence_last_value(s.seqrelid), s.seqstart
+FROM pg_sequence AS s
+WHERE has_sequence_privilege(s.seqrelid, 'SELECT,USAGE')
+"""
+"""Every sequence this session may read: (oid, last value or NULL when never used, start)."""
+
+SequenceState = dict[int, tuple[int | None, int]]
+
+NOT_IN_TRANSACTION = frozenset({"25001", "2D000"})
+"""What cannot run inside an isolated batch's transaction: active_sql_transaction (CREATE
+INDEX CONCURRENTLY ...) and invalid_transaction_termination (a routine that COMMITs)."""
+
+ISOLATION_NOTE = (
+    "\n(candidates run inside a transaction that is rolled back, so that each starts from "
+    "the same data; a statement that cannot run inside a transaction block, or that ends "
+    "the transaction, cannot be tried that way)"
+)
+
+
 def _reaches_server(conn: Any) -> bool:
     """May this session run server programs or write server files? True when unsure."""
     try:
@@ -251,6 +276,8 @@ class PostgresExecutor(ServerExecutor):
                 self.sandbox_mode = "transaction"
         self.target = target
         self._conn: Any = None
+        self._batch_read_only = False
+        self._isolating = False
         self._connect()
         self.reaches_server = allow_writes and _reaches_server(self._conn)
         """True when this connection may run server programs or write server files."""
@@ -296,8 +323,78 @@ class PostgresExecutor(ServerExecutor):
             with suppress(Exception):
                 self._conn.execute("ROLLBACK")
 
+    def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
+        """The batch in a transaction (on the copy) or under a savepoint (in the
+        transaction fallback) that is rolled back; on the copy, sequences the
+        batch advanced are set back (`nextval` is not transactional)."""
+        statements = self._open_batch(sql)
+        if isinstance(statements, ExecResult):
+            return statements
+        on_copy = self.sandbox_mode == "copy"
+        sequences = self._sequence_state() if on_copy and writes else None
+        try:
+            self._conn.execute("BEGIN" if on_copy else "SAVEPOINT acts_sql_isolate")
+        except Exception as exc:
+            self._end_batch()
+            return ExecResult(
+                status="error", error=f"cannot isolate the statements: {exc}", error_kind="other"
+            )
+        self._isolating = True
+        try:
+            result = self._run_statements(statements, cap, limit)
+        finally:
+            self._isolating = False
+            self._undo(on_copy)
+            self._end_batch()
+        if sequences:
+            self._restore_sequences(sequences)
+        if result.error_code in NOT_IN_TRANSACTION:
+            result = result.model_copy(update={"error": (result.error or "") + ISOLATION_NOTE})
+        return result
+
+    def _undo(self, on_copy: bool) -> None:
+        """End an isolated batch keeping nothing. On the copy, a connection that
+        cannot roll back is closed (the server then rolls back) and reopened later."""
+        try:
+            if on_copy:
+                self._conn.execute("ROLLBACK")
+            else:
+                self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_isolate")
+                self._conn.execute("RELEASE SAVEPOINT acts_sql_isolate")
+        except Exception:
+            if on_copy:
+                with suppress(Exception):
+                    self._conn.close()
+
+    def _sequence_state(self) -> SequenceState | None:
+        """Where each readable sequence of the copy stands (None when unreadable)."""
+        try:
+            rows = self._conn.execute(_SEQUENCES).fetchall()
+        except Exception:
+            return None
+        return {int(oid): (last, int(start)) for oid, last, start in rows}
+
+    def _restore_sequences(self, before: SequenceState) -> None:
+        """Set back every sequence that moved since `before` (needs UPDATE on it).
+
+        One never used before goes back to its start value, unused; one that was
+        left unused at another value (`setval(s, n, false)`, `RESTART WITH n`) would
+        come back at its start instead: `pg_sequence_last_value` cannot tell."""
+        if not self._alive():
+            return
+        after = self._sequence_state() or {}
+        for oid, (last, start) in before.items():
+            if oid not in after or after[oid][0] == last:
+                continue
+            value, called = (start, False) if last is None else (last, True)
+            with suppress(Exception):
+                self._conn.execute("SELECT setval(%s::oid, %s, %s)", (oid, value, called))
+
     def _run_statement(self, statement: str, max_rows: int, timeout: float) -> ExecResult:
-        if self.sandbox_mode != "transaction" or self._batch_read_only:
+        savepoint = self._isolating or (
+            self.sandbox_mode == "transaction" and not self._batch_read_only
+        )
+        if not savepoint:
             result = run_statement(self._conn, statement, max_rows, timeout)
             if result.truncated and self._batch_read_only and in_error(self._conn):
                 # the cancelled rest of a stream aborted the transaction: start a new one

@@ -56,9 +56,18 @@ class ServerExecutor(ABC):
     # ------------------------------------------------------------ public API
 
     def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout: float | None = None,
+        isolate: bool = False,
     ) -> ExecResult:
-        """Run one or more statements; never raises for SQL failures."""
+        """Run one or more statements; never raises for SQL failures.
+
+        `isolate` (with writes allowed): leave the database as it was before
+        the call (`_run_isolated`, per engine); read-only it changes nothing.
+        """
         started = time.monotonic()
         if not has_code(sql):
             return ExecResult(
@@ -85,7 +94,10 @@ class ServerExecutor(ABC):
                 else:
                     result = admission.blocked()
                 return result.model_copy(update={"seconds": since(started)})
-            result = self._run_batch(sql, cap, limit)
+            if isolate and self.allow_writes:
+                result = self._run_isolated(sql, cap, limit, writes=admission.writes)
+            else:
+                result = self._run_batch(sql, cap, limit)
         return result.model_copy(update={"seconds": since(started)})
 
     def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
@@ -109,24 +121,35 @@ class ServerExecutor(ABC):
     # ------------------------------------------------------------ internals
 
     def _run_batch(self, sql: str, cap: int, limit: float | None) -> ExecResult:
+        """Run the statements of `sql` in one batch: the last result, or the first failure."""
+        statements = self._open_batch(sql)
+        if isinstance(statements, ExecResult):
+            return statements
+        try:
+            return self._run_statements(statements, cap, limit)
+        finally:
+            self._end_batch()
+
+    def _open_batch(self, sql: str) -> list[tuple[int, str]] | ExecResult:
+        """The located statements of `sql` with a batch begun, or the error that stops it."""
         statements = located_statements(sql, self.spec)
         if not statements:
             return ExecResult(
                 status="error", error="no SQL statement to execute", error_kind="syntax"
             )
         opened = self._begin_batch()
-        if opened is not None:
-            return opened
+        return statements if opened is None else opened
+
+    def _run_statements(
+        self, statements: list[tuple[int, str]], cap: int, limit: float | None
+    ) -> ExecResult:
+        """Each statement in order (the batch is open): the last result, or the first failure."""
         result = ExecResult(status="ok")
-        try:
-            for offset, statement in statements:
-                seconds = statement_timeout(statement, limit)
-                result = self._run_statement(statement, cap, seconds)
-                if not result.ok:
-                    result = _shift(result, offset)
-                    break
-        finally:
-            self._end_batch()
+        for offset, statement in statements:
+            seconds = statement_timeout(statement, limit)
+            result = self._run_statement(statement, cap, seconds)
+            if not result.ok:
+                return _shift(result, offset)
         return result
 
     def _probe_text(self, sql: str, reason: str) -> ExecResult:
@@ -161,6 +184,12 @@ class ServerExecutor(ABC):
     def _routines_allowed(self) -> bool:
         """With writes allowed: may DO blocks and new routines run (see `guard.admit`)?"""
         return True
+
+    @abstractmethod
+    def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
+        """Run `sql` (already admitted; writes allowed) and leave the database as it was.
+
+        `writes`: the guard admitted the text as a write, not as a plain read."""
 
     @abstractmethod
     def _begin_batch(self, read_only: bool | None = None) -> ExecResult | None:

@@ -148,8 +148,14 @@ def _run_script(
     *,
     allow_writes: bool = False,
     stand_ins: frozenset[str] = frozenset(),
+    isolate: bool = False,
 ) -> ExecResult:
-    """Admit the text, then run each statement in order; the last result, or the first failure."""
+    """Admit the text, then run each statement in order; the last result, or the first failure.
+
+    `isolate`: inside ``BEGIN`` ... ``ROLLBACK``, so that nothing the statements
+    did stays (SQLite's DDL is transactional too). The connection runs with
+    ``isolation_level=None``, so without it every statement commits at once.
+    """
     started = time.monotonic()
     statements = split_statements(sql)
     if not statements:
@@ -163,12 +169,16 @@ def _run_script(
     cap = DEFAULT_MAX_ROWS if max_rows is None else max(max_rows, 0)
     result = ExecResult(status="ok")
     try:
+        if isolate:
+            opened = _run_one(conn, guard, "BEGIN", 0, REFLECT_TIMEOUT_S)
+            if not opened.ok:
+                return opened.model_copy(update={"seconds": _since(started)})
         for statement in statements:
             limit = statement_timeout(statement, timeout)
             result = _run_one(conn, guard, statement, cap, limit)
             if not result.ok:
                 break
-    finally:
+    finally:  # an isolated batch's transaction, or one a failed statement left open
         with suppress(sqlite3.Error):
             if conn.in_transaction:
                 conn.rollback()
@@ -271,19 +281,32 @@ class SQLiteExecutor:
         self._lock = threading.RLock()
 
     def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout: float | None = None,
+        isolate: bool = False,
     ) -> ExecResult:
         """Run one or more statements; never raises for SQL failures.
 
         Each statement gets ``timeout`` seconds (default 60, 15 for ``WITH
         RECURSIVE``); at most ``max_rows`` rows are returned (default 10,000),
-        with ``truncated`` set when there were more.
+        with ``truncated`` set when there were more. ``isolate`` (with writes
+        allowed): everything runs in one transaction that is rolled back, so
+        the copy is left as it was; read-only, nothing could change anyway.
         """
         rows = self.default_max_rows if max_rows is None else max_rows
         limit = self.default_timeout if timeout is None else timeout
         with self._lock:
             return _run_script(
-                self._conn, self._guard, sql, rows, limit, allow_writes=self.allow_writes
+                self._conn,
+                self._guard,
+                sql,
+                rows,
+                limit,
+                allow_writes=self.allow_writes,
+                isolate=isolate and self.allow_writes,
             )
 
     @contextmanager

@@ -33,7 +33,8 @@ def _execute_candidate(
     dialect: str,
     node: str,
 ) -> SearchOutcome:
-    result = TracedExecutor(executor, trace, node, "candidate", budget=llm.budget).execute(sql)
+    run = TracedExecutor(executor, trace, node, "candidate", budget=llm.budget)
+    result = run.execute(sql, isolate=True)
     book = CandidateBook(dialect)
     candidate = book.add(node, sql, result, result_shape(sql, result, dialect), origin="greedy")
     if result.ok:
@@ -114,7 +115,7 @@ def run_vote(
             book.add_vote(known)
             candidate = known
         else:
-            result = run.execute(sql)
+            result = run.execute(sql, isolate=True)
             shape = result_shape(sql, result, task.dialect)
             candidate = book.add("vote", sql, result, shape, origin=origin)
             statements_of[candidate.id] = statements
