@@ -50,3 +50,49 @@ def pooled_result() -> CorrectionResult:
 def hostile_pool_result() -> CorrectionResult:
     """The pooled run with markup in a candidate's SQL and in the judge's reason."""
     return pool_result(PAYLOAD)
+
+
+@pytest.fixture(scope="session")
+def replanned_result() -> CorrectionResult:
+    """Figure 3 where both readings are rejected and the second plan reuses the id `n1`
+    and adds `n9`: the engine runs them as `r.n1` and `r.n9` under the root."""
+    task = get_task("figure3")
+
+    def gen(sql: str) -> dict[str, str]:
+        return {"sql": sql, "rationale": "scripted"}
+
+    def reject(reason: str) -> dict:
+        return {"reason": reason, "verdict": "reject", "group": None, "backtrack_to": None}
+
+    rooms = "SELECT room_id, name FROM rooms WHERE room_id IN ({}) ORDER BY room_id"
+    second_plan = {
+        "cursor": "n1",
+        "nodes": [
+            {"id": "n1", "tool": "run_sql", "input": {"sql": "SELECT count(*) FROM bookings"}},
+            {"id": "n9", "tool": "generate_sql", "description": "write it again"},
+        ],
+    }
+    script = {
+        "plan": [
+            {"cursor": "n1", "nodes": [{"id": "n1", "tool": "detect_ambiguities"}]},
+            second_plan,
+        ],
+        "detect_ambiguities": [
+            {
+                "ambiguities": [
+                    {
+                        "phrase": "overlapping bookings",
+                        "interpretations": ["more than one booking", "time ranges intersect"],
+                    }
+                ]
+            }
+        ],
+        "choose": [{"reason": "first", "cursor": "n1.1"}],
+        "correct": [f"```sql\n{rooms.format('1')}\n```"],
+        "generate_sql": [*(gen(rooms.format(k)) for k in "2345"), gen(task.right_sql)],
+        "judge": [
+            *(reject(f"room {k} alone is not it") for k in "2345"),
+            {"reason": "intersecting ranges", "verdict": "accept", "group": None},
+        ],
+    }
+    return correct(str(demo_db_path()), task.question, task.sql, llm=scripted(script))

@@ -92,6 +92,19 @@ class SearchOutcome(BaseModel):
     block, as the official baseline submits them); None: the final SQL split by the dialect."""
 
 
+class PlanEvent(BaseModel):
+    """A `plan` or `plan_failed` event, emitted once the nodes have their ids in the tree."""
+
+    kind: str
+    summary: str
+    data: dict[str, Any]
+
+    def emit(self, trace: Trace, nodes: list[dict[str, Any]], *, replan: bool = False) -> None:
+        """`nodes`: the plan as the engine runs it (repaired, chained, renamed on a re-plan);
+        `data["plan"]` keeps the agent's reply as written."""
+        trace.emit(self.kind, summary=self.summary, nodes=nodes, replan=replan, **self.data)
+
+
 class TreeSearch(CandidateStage):
     """One run of the tree (or linear) search over one task."""
 
@@ -144,7 +157,8 @@ class TreeSearch(CandidateStage):
     # ------------------------------------------------------------------ loop
     def run(self) -> SearchOutcome:
         try:
-            self.tree = self._make_plan()
+            self.tree, event = self._make_plan()
+            event.emit(self.trace, self.tree.plan_nodes())
             cursor: str | None = self.tree.root
             while cursor is not None:
                 while cursor is not None:
@@ -173,7 +187,11 @@ class TreeSearch(CandidateStage):
             groups=[g.model_dump() for g in self.book.groups.values()],
         )
 
-    def _make_plan(self, previous: str = "", fallback: Plan | None = None) -> PlanTree:
+    def _make_plan(
+        self, previous: str = "", fallback: Plan | None = None
+    ) -> tuple[PlanTree, PlanEvent]:
+        """The agent's plan as a tree (repaired, flat lists chained), or the fallback plan;
+        with the `plan`/`plan_failed` event to emit once the nodes have their final ids."""
         enabled = self.enabled_tools()
 
         def validate(plan: Plan) -> str | None:
@@ -194,23 +212,24 @@ class TreeSearch(CandidateStage):
                 summary += f", {len(chained)} listed without links chained in order"
             if repairs:
                 summary += f", {len(repairs)} flaw(s) repaired"
-            self.trace.emit(
-                "plan",
+            event = PlanEvent(
+                kind="plan",
                 summary=summary,
-                plan=reply.value.model_dump(),
-                attempts=reply.attempts,
-                chained=chained,
-                repairs=repairs,
+                data={
+                    "plan": reply.value.model_dump(),
+                    "attempts": reply.attempts,
+                    "chained": chained,
+                    "repairs": repairs,
+                },
             )
-            return tree
+            return tree, event
         fallback = fallback or default_plan(enabled)
-        self.trace.emit(
-            "plan_failed",
+        event = PlanEvent(
+            kind="plan_failed",
             summary=f"no usable plan ({reply.error}); using the default plan",
-            reason=reply.error,
-            plan=fallback.model_dump(),
+            data={"reason": reply.error, "plan": fallback.model_dump()},
         )
-        return PlanTree.from_plan(fallback, TOOLS)
+        return PlanTree.from_plan(fallback, TOOLS), event
 
     def _replan(self) -> str | None:
         """Once per run, with budget left: a new plan under the root, told what failed."""
@@ -238,7 +257,9 @@ class TreeSearch(CandidateStage):
                 )
             ],
         )
-        fresh_tree = self._make_plan(previous="\n" + lessons if lessons else "", fallback=retry)
+        fresh_tree, event = self._make_plan(
+            previous="\n" + lessons if lessons else "", fallback=retry
+        )
         fresh = Plan(
             cursor=fresh_tree.root or "n1",
             nodes=[
@@ -254,6 +275,7 @@ class TreeSearch(CandidateStage):
         )
         root = self.tree.root
         renamed = _renamed_nodes(fresh, self.tree)
+        event.emit(self.trace, [n.model_dump(mode="json") for n in renamed], replan=True)
         tops = self.tree.graft(root, renamed, TOOLS, origin="replan")
         self.trace.emit("grafted", node=root, summary=f"{len(renamed)} new node(s)", children=tops)
         return tops[0] if tops else None

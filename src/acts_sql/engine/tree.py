@@ -345,6 +345,19 @@ class PlanTree:
             stack.extend((c, level + 1) for c in reversed(node.children))
         return "\n".join(lines)
 
+    def plan_nodes(self) -> list[dict[str, Any]]:
+        """The nodes as a plan lists them (id, description, tool, input, children)."""
+        return [
+            {
+                "id": n.id,
+                "description": n.description,
+                "tool": n.tool,
+                "input": dict(n.input),
+                "children": list(n.children),
+            }
+            for n in self.nodes.values()
+        ]
+
     def snapshot(self) -> list[dict[str, Any]]:
         return [n.model_dump(mode="json") for n in self.nodes.values()]
 

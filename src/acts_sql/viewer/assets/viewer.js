@@ -270,15 +270,18 @@
     }
   }
 
-  function applyPlan(st, plan) {
-    if (!plan || !Array.isArray(plan.nodes)) return;
-    for (const item of plan.nodes) {
+  function applyPlan(st, data) {
+    // `nodes`: the plan as the engine runs it (repaired, chained, renamed on a re-plan);
+    // older traces only have `plan`, the agent's reply as written
+    const items = Array.isArray(data.nodes) ? data.nodes : data.plan && data.plan.nodes;
+    if (!Array.isArray(items)) return;
+    for (const item of items) {
       const node = ensure(st, String(item.id));
       node.tool = item.tool || node.tool;
       node.description = item.description || node.description;
       if (item.input) node.input = item.input;
     }
-    for (const item of plan.nodes) {
+    for (const item of items) {
       for (const child of item.children || []) link(st, String(item.id), String(child));
     }
   }
@@ -301,7 +304,7 @@
         break;
       case "plan":
       case "plan_failed":
-        applyPlan(st, d.plan);
+        applyPlan(st, d);
         break;
       case "node_started":
         node.tool = event.tool || node.tool;
@@ -394,6 +397,7 @@
     for (const item of result.tree || []) {
       for (const child of item.children || []) link(st, String(item.id), String(child));
     }
+    dropDiscarded(st, result.tree || []);
     applyPools(st, result);
     st.meta.question = result.question || st.meta.question;
     st.meta.original_sql = result.original_sql || st.meta.original_sql;
@@ -407,6 +411,27 @@
       reason: result.reason || fin.reason || "",
     };
     st.status = "finished";
+  }
+
+  function dropDiscarded(st, tree) {
+    // the final tree is what the engine kept: a node the events named but the tree does not
+    // hold is not drawn; one that did work (statements, LLM calls) stays, marked discarded
+    if (!tree.length) return;
+    const kept = new Set(tree.map((item) => String(item.id)));
+    for (const node of [...st.nodes.values()]) {
+      if (kept.has(node.id)) continue;
+      if (node.statements.length || node.llm.length || node.pool.length) {
+        node.status = "discarded";
+        continue;
+      }
+      st.nodes.delete(node.id);
+      const parent = node.parent ? st.nodes.get(node.parent) : null;
+      if (parent) parent.children = parent.children.filter((c) => c !== node.id);
+      for (const child of node.children) {
+        const kid = st.nodes.get(child);
+        if (kid && kid.parent === node.id) kid.parent = null;
+      }
+    }
   }
 
   /* ---------- derived views ---------- */
@@ -478,30 +503,49 @@
     return { placed: placed, columns: Math.max(column, 1), rows: maxDepth + 1 };
   }
 
-  /* ---------- line diff (LCS) ---------- */
+  /* ---------- SQL diff on tokens (LCS) ---------- */
 
-  function lineDiff(before, after) {
-    const a = String(before || "").split("\n").map((l) => l.replace(/\s+$/, ""));
-    const b = String(after || "").split("\n").map((l) => l.replace(/\s+$/, ""));
-    if (a.length * b.length > MAX_DIFF_CELLS) {
-      return a.map((l) => ["-", l]).concat(b.map((l) => ["+", l]));
+  // words, numbers, 'strings', "quoted" / `quoted` / [quoted] names, comments, operators
+  const TOKEN = /\s+|--[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|'(?:[^']|'')*'?|"(?:[^"]|"")*"?|`[^`]*`?|\[[^\]]*\]?|[A-Za-z_][A-Za-z0-9_$]*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+|::|<=|>=|<>|!=|\|\||[^\s]/g;
+
+  function sqlTokens(text) {
+    // tokens with the whitespace before them; `key` ignores the case of unquoted words
+    const out = [];
+    let space = "";
+    for (const match of String(text || "").matchAll(TOKEN)) {
+      const tok = match[0];
+      if (/^\s+$/.test(tok)) {
+        space += tok;
+        continue;
+      }
+      const word = /^[A-Za-z_]/.test(tok);
+      out.push({ text: tok, space: space, key: word ? tok.toLowerCase() : tok });
+      space = "";
     }
+    return out;
+  }
+
+  function tokenDiff(before, after) {
+    // [op, token] with op " " (same), "-" (only before), "+" (only after); null when too big
+    const a = sqlTokens(before);
+    const b = sqlTokens(after);
     const n = a.length;
     const m = b.length;
+    if (n * m > MAX_DIFF_CELLS) return null;
     const table = [];
     for (let i = 0; i <= n; i++) table.push(new Int32Array(m + 1));
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
         table[i][j] =
-          a[i] === b[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+          a[i].key === b[j].key ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
       }
     }
     const out = [];
     let i = 0;
     let j = 0;
     while (i < n && j < m) {
-      if (a[i] === b[j]) {
-        out.push([" ", a[i]]);
+      if (a[i].key === b[j].key) {
+        out.push([" ", b[j]]);
         i++;
         j++;
       } else if (table[i + 1][j] >= table[i][j + 1]) {
@@ -516,19 +560,27 @@
   }
 
   function diffView(before, after) {
-    const rows = lineDiff(before, after);
-    const changed = rows.some((r) => r[0] !== " ");
+    // the new SQL as written (its own layout), removed tokens struck out, added ones marked;
+    // whitespace and the case of keywords and unquoted names are not changes
+    const ops = tokenDiff(before, after);
+    if (ops === null) {
+      return h("div", { class: "diff" },
+        h("div", { class: "muted", text: "too long to compare; the new SQL:" }),
+        h("pre", { class: "diff-lines" }, String(after || "")));
+    }
+    const changed = ops.some((op) => op[0] !== " ");
+    const parts = ops.map((op) => {
+      const tok = op[1];
+      const space = op[0] === "-" ? (tok.space ? " " : "") : tok.space;
+      if (op[0] === " ") return space + tok.text;
+      const mark = h(op[0] === "+" ? "ins" : "del", { class: op[0] === "+" ? "add" : "del", text: tok.text });
+      return space ? [space, mark] : mark;
+    });
     return h(
       "div",
-      { class: "diff" },
-      changed ? null : h("div", { class: "muted", text: "same as the original SQL" }),
-      h(
-        "pre",
-        { class: "diff-lines" },
-        rows.map((r) =>
-          h("span", { class: r[0] === "+" ? "add" : r[0] === "-" ? "del" : "ctx" }, r[0] + " " + r[1] + "\n"),
-        ),
-      ),
+      { class: "diff", data: { changed: changed ? "1" : "0" } },
+      changed ? null : h("div", { class: "muted", text: "same as the original SQL (layout and keyword case aside)" }),
+      h("pre", { class: "diff-lines" }, parts.flat()),
     );
   }
 
