@@ -1,11 +1,15 @@
 """Median time of one trivial `run_sql` (`SELECT 1`) per live engine, and of a sandbox copy.
 
-    .venv/bin/python scripts/bench_executors.py [--runs N] [--copy-mb MB]
+    .venv/bin/python scripts/bench_executors.py [--runs N] [--copy-mb MB] [--isolation]
 
 SQLite always; PostgreSQL and MariaDB when ACTS_SQL_TEST_PG_URL / ACTS_SQL_TEST_MYSQL_URL
 are set (`scripts/services.sh start` writes them to DIR/env). With --copy-mb, also the time
 to open a write sandbox (a throw-away copy) of a database of that size on SQLite and
-PostgreSQL. Prints a small table.
+PostgreSQL. With --isolation as well, what it costs to give every candidate the database as
+it was (`--allow-writes`): a fresh copy per candidate against one copy whose candidates run
+isolated (`execute(sql, isolate=True)`: rolled back, or on MariaDB a snapshot for DDL), for a
+small update, a delete of a tenth of the rows and an added column, on SQLite, PostgreSQL and
+MariaDB. Prints a small table.
 """
 
 from __future__ import annotations
@@ -72,6 +76,58 @@ def pg_db(admin_url: str, megabytes: int) -> str:
     return url
 
 
+def mysql_db(admin_url: str, megabytes: int) -> str:
+    import pymysql
+
+    from acts_sql.db.url import parse_url
+
+    name = f"acts_bench_{megabytes}mb"
+    parts = parse_url(admin_url)
+    conn = pymysql.connect(
+        host=parts.host,
+        port=parts.port,
+        user=parts.username,
+        password=parts.password,
+        autocommit=True,
+    )
+    rows = megabytes * 1024 * 1024 // 1100
+    with conn.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        cursor.execute(f"CREATE DATABASE {name}")
+        cursor.execute(f"USE {name}")
+        cursor.execute("CREATE TABLE t (id INT PRIMARY KEY, payload TEXT) ENGINE=InnoDB")
+        cursor.execute(f"INSERT INTO t SELECT seq, REPEAT('x', 1000) FROM seq_1_to_{rows}")
+    conn.close()
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+ISOLATION_CASES = {
+    "update 100 rows": "UPDATE t SET payload = 'y' WHERE id <= 100; SELECT count(*) FROM t",
+    "delete 10% of rows": "DELETE FROM t WHERE id % 10 = 0; SELECT count(*) FROM t",
+    "add a column": "ALTER TABLE t ADD COLUMN extra INTEGER; SELECT count(*) FROM t",
+}
+
+
+def isolation_costs(url: str, runs: int) -> dict[str, float]:
+    """Seconds per candidate (median of `runs`): a fresh copy, and each case isolated."""
+    costs = {"fresh copy per candidate": copy_seconds(url, runs)}
+    executor = open_database(url, allow_writes=True)
+    try:
+        for name, sql in ISOLATION_CASES.items():
+            samples = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                result = executor.execute(sql, isolate=True)
+                samples.append(time.perf_counter() - started)
+                assert result.ok, result.error
+            costs[f"isolated: {name}"] = statistics.median(samples)
+        left = executor.execute("SELECT count(*) FROM t")
+        assert left.ok and left.rows[0][0] == executor.execute("SELECT max(id) FROM t").rows[0][0]
+    finally:
+        executor.close()
+    return costs
+
+
 def copy_seconds(url: str, runs: int = 3) -> float:
     samples = []
     for _ in range(runs):
@@ -88,6 +144,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--copy-mb", type=int, default=0)
+    parser.add_argument("--isolation", action="store_true", help="with --copy-mb")
+    parser.add_argument("--isolation-runs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
@@ -110,6 +168,19 @@ def main() -> None:
                 url = pg_db(engines["PostgreSQL"], args.copy_mb)
                 seconds = copy_seconds(url)
                 print(f"  PostgreSQL  {seconds:7.3f} s  (CREATE DATABASE ... TEMPLATE)")
+            if args.isolation:
+                urls = {"SQLite": f"sqlite:///{path}"}
+                if "PostgreSQL" in engines:
+                    urls["PostgreSQL"] = url
+                if "MariaDB" in engines:
+                    urls["MariaDB"] = mysql_db(engines["MariaDB"], args.copy_mb)
+                print(
+                    f"every candidate on the database as it was, {args.copy_mb} MB, "
+                    f"median of {args.isolation_runs} (seconds per candidate):"
+                )
+                for name, target in urls.items():
+                    for case, seconds in isolation_costs(target, args.isolation_runs).items():
+                        print(f"  {name:<11} {case:<34} {seconds:8.3f} s")
 
 
 if __name__ == "__main__":
