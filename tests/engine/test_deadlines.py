@@ -321,23 +321,25 @@ def test_the_executor_default_is_kept_when_it_ends_in_time() -> None:
     assert capped is not None and capped <= 8.0
 
 
-def test_the_traced_executor_passes_isolate_through() -> None:
+def test_the_traced_executor_isolates_every_statement() -> None:
     inner = RecordingExecutor()
     executor = TracedExecutor(inner, Trace(), "n1", "candidate", budget=BudgetTracker(Budget()))
-    executor.execute("SELECT 1", isolate=True)
     executor.execute("SELECT 1")
-    assert inner.isolated == [True, False]
+    executor.execute("DELETE FROM t")
+    assert inner.isolated == [True, True]
 
 
-def test_an_executor_without_the_isolate_keyword_still_runs_what_is_not_isolated() -> None:
+def test_an_executor_without_the_isolate_keyword_is_called_without_it() -> None:
     class Older:
         dialect = "sqlite"
+        calls = 0
 
         def execute(self, sql: str, *, max_rows: int | None = None, timeout: float | None = None):
+            Older.calls += 1
             return ExecResult(status="ok")
 
     executor = TracedExecutor(Older(), Trace(), "n1", "run_sql", budget=None)  # type: ignore[arg-type]
-    assert executor.execute("SELECT 1").ok
+    assert executor.execute("SELECT 1").ok and Older.calls == 1
 
 
 def test_executors_share_the_budget_of_the_runs_llm() -> None:

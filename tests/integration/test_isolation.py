@@ -275,3 +275,40 @@ def test_baselines_run_their_candidates_isolated(engine: Engine, method: str) ->
         )
         assert result.sql is not None
         assert _count(sandbox, "bookings") == 5  # the DROP did not stay on the copy
+
+
+@pytest.mark.parametrize("user_sql", ["DELETE FROM bookings", "DROP TABLE bookings"])
+def test_the_users_own_write_does_not_change_what_later_statements_see(
+    engine: Engine, user_sql: str
+) -> None:
+    """The user's SQL runs first on the copy; the tool check and the candidate that follow
+    still see all five bookings (each statement starts from the database as it was)."""
+    script = {
+        "plan": [
+            {
+                "cursor": "n1",
+                "nodes": [
+                    {
+                        "id": "n1",
+                        "tool": "run_sql",
+                        "input": {"sql": COUNT_SQL},
+                        "children": ["n2"],
+                    },
+                    {"id": "n2", "tool": "generate_sql"},
+                ],
+            }
+        ],
+        "generate_sql": [{"sql": COUNT_SQL, "rationale": "count them"}],
+        "correct": [f"```sql\n{COUNT_AGAIN}\n```"],
+        "judge": [{"verdict": "accept", "reason": "counts", "group": "A", "backtrack_to": None}],
+    }
+    result = correct(
+        engine.url, QUESTION, user_sql, llm=scripted(script), candidates=1, allow_writes=True
+    )
+    statements = [e for e in result.trace if e.kind == "statement"]
+    assert statements[0].purpose == "original" and statements[0].data["status"] == "ok"
+    counts = [e.data for e in statements if e.data["sql"] in (COUNT_SQL, COUNT_AGAIN)]
+    assert len(counts) >= 2 and all(c["status"] == "ok" for c in counts), counts
+    assert result.result is not None and result.result.rows == [[5]]
+    checked = next(e for e in result.trace if e.kind == "node_finished" and e.node == "n1")
+    assert "5" in checked.summary or "5" in str(checked.data.get("output"))

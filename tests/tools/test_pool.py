@@ -25,12 +25,10 @@ class CountingExecutor:
         self.inner = open_database(str(demo_db_path()))
         self.dialect = self.inner.dialect
         self.statements: list[str] = []
-        self.isolated: list[bool] = []
 
-    def execute(self, sql, *, max_rows=None, timeout=None, isolate=False):
+    def execute(self, sql, *, max_rows=None, timeout=None):
         self.statements.append(sql)
-        self.isolated.append(isolate)
-        return self.inner.execute(sql, max_rows=max_rows, timeout=timeout, isolate=isolate)
+        return self.inner.execute(sql, max_rows=max_rows, timeout=timeout)
 
     def scratch(self):
         return self.inner.scratch()
@@ -98,7 +96,6 @@ def test_a_pool_is_greedy_then_samples_and_repeats_are_votes_not_executions():
 
     assert [(e.origin, e.votes) for e in outcome.candidates] == [("greedy", 2), ("sample", 1)]
     assert len(executor.statements) == 2  # the repeat was not executed again
-    assert executor.isolated == [True, True]  # candidates leave the database as it was
     temperatures = [r.temperature for r in llm.requests]
     assert temperatures == [0.0, 0.7, 0.7]
     assert [r.seed for r in llm.requests] == [None, 1, 2]  # each sample its own seed
@@ -136,7 +133,7 @@ def test_a_greedy_answer_that_repeats_a_rejected_sql_is_asked_again_hotter():
 
 def test_a_failing_candidate_gets_deterministic_repairs_in_the_same_pool():
     script = {"generate_sql": [gen("SELECT room_name, capacity FROM rooms WHERE capacity > 8")]}
-    tool_env, executor, llm = env(script)
+    tool_env, _, llm = env(script)
     outcome = run(tool_env)
 
     origins = {e.origin: e for e in outcome.candidates}
@@ -144,14 +141,6 @@ def test_a_failing_candidate_gets_deterministic_repairs_in_the_same_pool():
     repaired = origins["rule:identifiers"]
     assert repaired.result.ok and "name" in repaired.sql and "room_name" not in repaired.sql
     assert len(llm.requests) == 1  # no LLM call for the repair
-    assert executor.isolated and all(executor.isolated)  # rule candidates run isolated too
-
-
-def test_run_sql_is_not_isolated_only_candidates_are():
-    tool_env, executor, _ = env({})
-    outcome = run(tool_env, "run_sql", sql="SELECT count(*) FROM rooms")
-    assert outcome.status == "done"
-    assert executor.isolated == [False]  # a tool's statements keep today's behaviour
 
 
 def test_without_rules_a_failing_pool_stays_as_written():

@@ -34,7 +34,7 @@ def _execute_candidate(
     node: str,
 ) -> SearchOutcome:
     run = TracedExecutor(executor, trace, node, "candidate", budget=llm.budget)
-    result = run.execute(sql, isolate=True)
+    result = run.execute(sql)
     book = CandidateBook(dialect)
     candidate = book.add(node, sql, result, result_shape(sql, result, dialect), origin="greedy")
     if result.ok:
@@ -115,7 +115,7 @@ def run_vote(
             book.add_vote(known)
             candidate = known
         else:
-            result = run.execute(sql, isolate=True)
+            result = run.execute(sql)
             shape = result_shape(sql, result, task.dialect)
             candidate = book.add("vote", sql, result, shape, origin=origin)
             statements_of[candidate.id] = statements

@@ -105,7 +105,7 @@ class CandidateStage:
             if known
             else TracedExecutor(
                 self.executor, self.trace, node.id, "candidate", budget=self.budget
-            ).execute(sql, isolate=True)
+            ).execute(sql)
         )
         return [PoolEntry(sql=sql, origin="raw", result=result, known=known is not None)]
 

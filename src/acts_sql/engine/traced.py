@@ -17,10 +17,19 @@ statement can outlast what is left:
   than :data:`MIN_STATEMENT_SECONDS` left. A scratch session's statements
   (unit checks) have no timeout argument in the protocol: the time is only
   checked before them.
+
+Isolation. Every statement the engine runs goes to the executor with
+``isolate=True``: with writes allowed (a throw-away copy), each candidate, each
+tool's check and the user's own SQL see the database as it was when the run
+began, never what an earlier statement of the run left behind (the user's
+``DELETE`` does not empty the table the candidates read). Read-only, it changes
+nothing. An executor whose ``execute`` has no ``isolate`` keyword (written
+before it existed) is called without it.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -245,6 +254,7 @@ class TracedExecutor:
         self.dialect = inner.dialect
         self._trace, self._node, self._purpose = trace, node, purpose
         self._budget = budget
+        self._isolates = _takes_isolate(inner)
 
     def execute(
         self,
@@ -252,20 +262,20 @@ class TracedExecutor:
         *,
         max_rows: int | None = None,
         timeout: float | None = None,
-        isolate: bool = False,
+        isolate: bool = True,
     ) -> ExecResult:
-        """Run `sql` through the wrapped executor and record it.
+        """Run `sql` through the wrapped executor, isolated (see the module doc), and record it.
 
-        `isolate` is passed on (candidates: the database is left as it was);
-        only when set, so that an executor written before the keyword existed
-        still runs everything else.
-        """
+        `isolate` is there for the `Executor` protocol: the engine's statements are always
+        isolated, so False is refused rather than silently ignored."""
+        if not isolate:
+            raise ValueError("the engine's statements always run isolated")
         if self._budget is not None:
             left = self._budget.time_left(MIN_STATEMENT_SECONDS)
             timeout = capped_timeout(
                 sql, timeout, left, default=_own_default(self.inner), dialect=self.dialect
             )
-        if isolate:
+        if self._isolates:
             result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout, isolate=True)
         else:
             result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout)
@@ -284,3 +294,14 @@ class TracedExecutor:
 
     def close(self) -> None:
         """The wrapped executor belongs to the caller; closing is theirs."""
+
+
+def _takes_isolate(executor: Executor) -> bool:
+    """Whether `executor.execute` accepts ``isolate`` (every built-in executor does)."""
+    try:
+        parameters = inspect.signature(executor.execute).parameters
+    except (TypeError, ValueError):
+        return True
+    return "isolate" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )

@@ -90,7 +90,7 @@ class _Collector:
         if earlier is not None:
             outcome = earlier
         else:
-            outcome = self._runner.submit(self.env.executor.execute, sql, isolate=True)
+            outcome = self._runner.submit(self.env.executor.execute, sql)
         item = _Pending(sql=sql, origin=origin, outcome=outcome, known=earlier is not None)
         self._index[key] = item
         self.pending.append(item)
