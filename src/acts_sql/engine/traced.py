@@ -17,6 +17,12 @@ statement can outlast what is left:
   than :data:`MIN_STATEMENT_SECONDS` left. A scratch session's statements
   (unit checks) have no timeout argument in the protocol: the time is only
   checked before them.
+
+Unusable backends. An :class:`~acts_sql.errors.LLMUnavailableError` before any
+call of the run was answered is marked ``before_any_reply`` (on the error and
+its ``llm_call`` event): the search and the runner let it through, so the run
+stops there and :func:`acts_sql.correct` raises it. After a reply it is an
+ordinary LLM failure that ends the search with its best candidate.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from acts_sql.db.executor import (
     DEFAULT_TIMEOUT_S,
@@ -36,7 +43,7 @@ from acts_sql.db.executor import (
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.trace import Trace
-from acts_sql.errors import ActsSqlError, LLMDeadlineError
+from acts_sql.errors import ActsSqlError, LLMDeadlineError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
 from acts_sql.sql.diagnostics import split_statements
 
@@ -141,6 +148,10 @@ class TracedLLM:
         try:
             response = self.inner.complete(request)
         except Exception as exc:
+            first = isinstance(exc, LLMUnavailableError) and not self._ledger.calls
+            if isinstance(exc, LLMUnavailableError) and first:
+                exc.details["before_any_reply"] = True
+            marks: dict[str, Any] = {"before_any_reply": True} if first else {}
             self._trace.emit(
                 "llm_call",
                 node=self._node,
@@ -149,6 +160,7 @@ class TracedLLM:
                 ok=False,
                 error=str(exc),
                 timeout_s=_rounded(timeout),
+                **marks,
             )
             if isinstance(exc, LLMDeadlineError) and by_run:
                 raise self._budget.out_of_time() from exc
