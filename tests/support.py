@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from acts_sql.db.connect import open_database
+from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.result import CorrectionResult
+from acts_sql.engine.runner import run_correction
 from acts_sql.llm.base import LLMRequest, LLMResponse
 from acts_sql.llm.scripted import ScriptedBackend
 
@@ -70,3 +74,19 @@ def judge_story() -> dict[str, list[str]]:
     }
     script["judge"] = [json.dumps(reject), *script["judge"]]
     return script
+
+
+def syntax_repair_story(db: str, task: Any) -> CorrectionResult:
+    """Section 5.4 (`task`) without deterministic repairs: the pool whose candidate does not
+    parse goes to split_fix_syntax (node n1.2.fix)."""
+    executor = open_database(db)
+    try:
+        return run_correction(
+            executor=executor,
+            llm=scripted(demo_script("case_5_4")),
+            question=task.question,
+            sql=task.sql,
+            options=CorrectionOptions(rule_candidates=False),
+        )
+    finally:
+        executor.close()

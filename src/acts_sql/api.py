@@ -2,8 +2,13 @@
 
 Same options and same result as `acts-sql fix --json`. Bad input raises a
 subclass of `acts_sql.errors.ActsSqlError` (ConfigError, DatabaseOpenError,
-LLMSpecError) before any work starts; everything that goes wrong during the
-correction itself is reported in the result, never raised.
+LLMSpecError) before any work starts. An LLM backend that cannot be used at
+all (`acts_sql.errors.LLMUnavailableError`: endpoint unreachable, HTTP
+401/403/404, local model not loadable) raises too, from the run's first LLM
+call, once the database is open and the user's SQL has run; if it goes away
+after answering a call, the run ends there and its best candidate comes back
+with ``accepted=False``. Everything else that goes wrong during the correction
+is reported in the result, never raised.
 """
 
 from __future__ import annotations

@@ -35,6 +35,26 @@ class LLMError(ActsSqlError):
     """An LLM backend could not answer (endpoint down, bad key, ...)."""
 
 
+class LLMUnavailableError(LLMError):
+    """The LLM backend cannot be used at all, as opposed to a model that answered badly.
+
+    Raised for an endpoint that cannot be reached (connection refused, unknown
+    host, TLS failure) or that refuses every request (HTTP 401, 403, 404: bad
+    key, no permission, wrong model or URL), and for a local model that cannot
+    be installed, assembled or loaded.
+
+    When it is raised before any LLM call of a run was answered, the engine sets
+    ``details["before_any_reply"]`` and the run does not go on:
+    :func:`acts_sql.correct` raises it (the CLI exits 2, the service answers
+    ``503 llm_unavailable``). Raised after a reply, the run ends like any other
+    LLM failure: its best candidate so far, ``accepted: false``.
+    """
+
+    @property
+    def before_any_reply(self) -> bool:
+        return bool(self.details.get("before_any_reply"))
+
+
 class LLMSpecError(ConfigError):
     """An LLM SPEC that cannot be understood, or a malformed scripted file."""
 

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from acts_sql import correct
-from acts_sql.db.connect import open_database
-from acts_sql.engine.options import CorrectionOptions
-from acts_sql.engine.runner import run_correction
 from acts_sql.sql.normalize import normalize_sql
-from support import demo_script, judge_story, scripted
+from support import demo_script, judge_story, scripted, syntax_repair_story
 
 
 def same_sql(a: str, b: str) -> bool:
@@ -109,17 +106,7 @@ def test_syntax_error_is_repaired_by_sqlglot_first_at_no_llm_cost(demo_db, demo_
 
 def test_syntax_error_goes_through_split_fix_syntax(demo_db, demo_tasks):
     task = demo_tasks["case_5_4"]
-    executor = open_database(demo_db)
-    try:  # without deterministic repairs, the failing pool goes to split_fix_syntax
-        result = run_correction(
-            executor=executor,
-            llm=scripted(demo_script("case_5_4")),
-            question=task.question,
-            sql=task.sql,
-            options=CorrectionOptions(rule_candidates=False),
-        )
-    finally:
-        executor.close()
+    result = syntax_repair_story(demo_db, task)
 
     assert result.accepted is True
     assert same_sql(result.sql, task.right_sql)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from llm_stub import ChatStub, StubReply, api_error, completion
 
-from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend, LLMRequest, Message
 from acts_sql.llm.openai_backend import OpenAIBackend
 
@@ -280,6 +280,30 @@ def test_endpoint_down_fails_quickly(closed_port_url: str) -> None:
     assert closed_port_url in message
     assert "after 3 attempts" in message
     assert caught.value.details["status"] is None
+    assert isinstance(caught.value, LLMUnavailableError)  # unreachable: not a bad answer
+
+
+@pytest.mark.parametrize(
+    ("status", "unusable"),
+    [(401, True), (403, True), (404, True), (400, False), (422, False), (500, False)],
+)
+def test_only_statuses_every_request_would_get_make_the_endpoint_unavailable(
+    chat_stub: ChatStub, backend: OpenAIBackend, status: int, unusable: bool
+) -> None:
+    chat_stub.handler = lambda body: api_error(status, "no")
+    with pytest.raises(LLMError) as caught:
+        backend.complete(request())
+    assert isinstance(caught.value, LLMUnavailableError) is unusable
+    assert caught.value.details["status"] == status
+
+
+def test_a_malformed_reply_is_a_bad_answer_not_an_unavailable_endpoint(
+    chat_stub: ChatStub, backend: OpenAIBackend
+) -> None:
+    chat_stub.reply(StubReply(body="not json"))
+    with pytest.raises(LLMError) as caught:
+        backend.complete(request())
+    assert not isinstance(caught.value, LLMUnavailableError)
 
 
 def test_reasoning_block_is_removed(chat_stub: ChatStub, backend: OpenAIBackend) -> None:

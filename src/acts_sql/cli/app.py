@@ -1,7 +1,8 @@
 """`acts-sql`: the command line.
 
 Exit codes: 0 a candidate was accepted; 1 none was (the best candidate is
-still printed); 2 bad input or configuration, with a one-line reason.
+still printed); 2 bad input or configuration, with a one-line reason; 130
+interrupted (Ctrl-C), with a one-line note of what was.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
+from acts_sql import __version__
 from acts_sql.api import correct
 from acts_sql.cli.bench import register as register_bench
-from acts_sql.cli.demo import run_demo
+from acts_sql.cli.console import fail, interruptible, make_console
+from acts_sql.cli.demo import run_demo, task_ids
+from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
 from acts_sql.cli.options import (
     Candidates,
     MaxDepth,
@@ -29,7 +32,7 @@ from acts_sql.cli.options import (
     NoExecutionTools,
     Temperature,
 )
-from acts_sql.cli.render import progress_printer, show_result
+from acts_sql.cli.render import Activity, fan_out, progress_printer, show_result
 from acts_sql.cli.serve import serve
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
@@ -41,6 +44,7 @@ from acts_sql.engine.options import DEFAULT_TEMPERATURE
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
+from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.cache import CachedBackend
 from acts_sql.llm.spec import parse_llm_spec
 from acts_sql.protocol import PROTOCOL_MODELS
@@ -51,17 +55,29 @@ app = typer.Typer(
     no_args_is_help=True,
     help="acts-sql corrects SQL: plan-guided, tree-structured, execution-grounded.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: flags shown as flags, help text never read as markup
 )
 register_bench(app)
 app.command(name="serve")(serve)
-EXIT_ACCEPTED, EXIT_NOT_ACCEPTED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_ACCEPTED, EXIT_NOT_ACCEPTED = 0, 1
 
 
-def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
-    )
-    return typer.Exit(EXIT_BAD_INPUT)
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"acts-sql {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """acts-sql corrects SQL: plan-guided, tree-structured, execution-grounded."""
 
 
 def write_trace(path: Path, events: list[TraceEvent]) -> None:
@@ -88,6 +104,14 @@ def fix(
         str, typer.Option(help="what the user wants: the issue or the question")
     ] = "",
     sql: Annotated[str, typer.Option(help="the SQL to correct; omit for text-to-SQL mode")] = "",
+    sql_file: Annotated[
+        Path | None,
+        typer.Option("--sql-file", help="read the SQL to correct from this file (- for stdin)"),
+    ] = None,
+    question_file: Annotated[
+        Path | None,
+        typer.Option("--question-file", help="read the question from this file (- for stdin)"),
+    ] = None,
     dialect: Annotated[
         str | None, typer.Option(help="SQL dialect; default: the database's")
     ] = None,
@@ -141,48 +165,83 @@ def fix(
     ] = None,
 ) -> None:
     """Correct SQL so it does what the question or issue asks."""
-    console = Console(stderr=as_json)
-    try:
-        overrides: dict[str, Any] = {
-            k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v
-        }
-        backend = parse_llm_spec(llm, **overrides)
-        if llm_cache is not None:
-            backend = CachedBackend(backend, llm_cache)
-        result = correct(
-            db,
-            question,
-            sql,
-            dialect=dialect,
-            llm=backend,
-            method=method,
-            max_llm_calls=max_llm_calls,
-            max_nodes=max_nodes,
-            max_depth=max_depth,
-            max_seconds=max_seconds,
-            execution_tools=not no_execution_tools,
-            ambiguity_detection=not no_ambiguity,
-            candidates=candidates,
-            temperature=temperature,
-            timeout=timeout,
-            max_rows=max_rows,
-            allow_writes=allow_writes,
-            on_event=None if as_json else progress_printer(console),
-        )
-    except ActsSqlError as exc:
-        raise fail(str(exc)) from None
-    try:
-        emit_result(result, as_json=as_json, trace=trace, console=console)
-        if html is not None:
-            html.write_text(render_html(result), encoding="utf-8")
-    except OSError as exc:
-        raise fail(f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}") from None
+    console = make_console(stderr=as_json)
+    activity = Activity()
+    with interruptible(lambda: f"the correction ({activity.where()}); nothing was written"):
+        try:
+            one_stdin({"--sql-file": sql_file, "--question-file": question_file})
+            sql = text_option(sql, sql_file, flag="--sql", file_flag="--sql-file")
+            question = text_option(
+                question, question_file, flag="--question", file_flag="--question-file"
+            )
+            writable_file(trace, "--trace")
+            writable_file(html, "--html")
+            writable_dir(llm_cache, "--llm-cache")
+            listen = activity if as_json else fan_out(activity, progress_printer(console))
+            result = correct(
+                db,
+                question,
+                sql,
+                dialect=dialect,
+                llm=make_backend(llm, base_url=base_url, api_key=api_key, cache=llm_cache),
+                method=method,
+                max_llm_calls=max_llm_calls,
+                max_nodes=max_nodes,
+                max_depth=max_depth,
+                max_seconds=max_seconds,
+                execution_tools=not no_execution_tools,
+                ambiguity_detection=not no_ambiguity,
+                candidates=candidates,
+                temperature=temperature,
+                timeout=timeout,
+                max_rows=max_rows,
+                allow_writes=allow_writes,
+                on_event=listen,
+            )
+        except ActsSqlError as exc:
+            raise fail(str(exc)) from None
+    emit_outputs(result, as_json=as_json, trace=trace, html=html, console=console)
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_NOT_ACCEPTED)
+
+
+def make_backend(
+    spec: str | None, *, base_url: str | None, api_key: str | None, cache: Path | None
+) -> LLMBackend:
+    """The backend of `--llm` (with `--base-url`/`--api-key`), behind `--llm-cache` if given."""
+    overrides: dict[str, Any] = {
+        k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v
+    }
+    backend = parse_llm_spec(spec, **overrides)
+    return CachedBackend(backend, cache) if cache is not None else backend
+
+
+def emit_outputs(
+    result: CorrectionResult,
+    *,
+    as_json: bool,
+    trace: Path | None,
+    html: Path | None,
+    console: Console,
+) -> None:
+    """The result on the terminal (or as JSON), then the --trace and --html files."""
+    with interruptible(
+        lambda: "writing the output; the --trace and --html files may be incomplete"
+    ):
+        try:
+            emit_result(result, as_json=as_json, trace=trace, console=console)
+            if html is not None:
+                html.write_text(render_html(result), encoding="utf-8")
+        except OSError as exc:
+            raise fail(
+                f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}"
+            ) from None
 
 
 @app.command()
 def demo(
-    task: Annotated[str | None, typer.Option(help="run one example task by id")] = None,
+    task: Annotated[
+        str | None, typer.Option(help=f"run one example task by id: {', '.join(task_ids())}")
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="print the results as JSON lines")
     ] = False,
@@ -233,4 +292,4 @@ def main() -> None:
     # sqlglot warns on stderr for every statement it keeps as raw text
     # ("contains unsupported syntax"): expected here, and noise for a user
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
-    app()
+    app(prog_name="acts-sql")  # also under `python -m acts_sql`

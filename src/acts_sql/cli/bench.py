@@ -6,7 +6,8 @@ a method with an LLM over the tasks, writes predictions and scores them with
 the same evaluator. Both write ``results.jsonl``, ``report.json`` and
 ``report.md``. `bench candidates` scores every candidate of a finished run
 (``candidates.jsonl``); `bench compare` puts runs side by side.
-Exit codes: 0 done; 2 bad input or configuration (one-line reason).
+Exit codes: 0 done; 2 bad input or configuration (one-line reason); 130
+interrupted (one line: what was, and what of it is kept).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -37,6 +37,8 @@ from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions, ResultListener
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
+from acts_sql.cli.console import fail, interruptible, make_console
+from acts_sql.cli.inputs import writable_dir
 from acts_sql.cli.options import (
     MaxDepth,
     MaxLlmCalls,
@@ -54,8 +56,6 @@ from acts_sql.engine.budget import (
 from acts_sql.engine.options import Method
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.spec import parse_llm_spec
-
-EXIT_BAD_INPUT = 2
 
 eval_app = typer.Typer(
     no_args_is_help=True, help="Score SQL predictions on a benchmark, as its official evaluator."
@@ -91,11 +91,17 @@ MyOpt = Annotated[
 ]
 
 
-def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
-    )
-    return typer.Exit(EXIT_BAD_INPUT)
+@contextmanager
+def command_errors(out: Path, interrupted: Callable[[], str]) -> Iterator[None]:
+    """Bad input, or `out` that cannot be written: one line and exit 2; Ctrl-C: one line
+    saying what `interrupted()` names, and exit 130."""
+    with interruptible(interrupted):
+        try:
+            yield
+        except ActsSqlError as exc:
+            raise fail(str(exc)) from None
+        except OSError as exc:
+            raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
 
 
 def make_filter(
@@ -119,9 +125,17 @@ def make_filter(
 class ProgressHooks:
     """The callbacks a run reports to: the number of tasks, then each verdict."""
 
-    def __init__(self, start: Callable[[int], None], result: ResultListener) -> None:
+    def __init__(
+        self, start: Callable[[int], None], result: ResultListener, done: list[TaskResult]
+    ) -> None:
         self.start = start
         self.result = result
+        self._done = done
+
+    @property
+    def finished(self) -> int:
+        """Tasks reported so far."""
+        return len(self._done)
 
 
 @contextmanager
@@ -130,10 +144,10 @@ def progress_bar(console: Console, label: str) -> Iterator[ProgressHooks]:
     lock = threading.Lock()
     done: list[TaskResult] = []
     columns = (
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[score]}"),
+        TextColumn("{task.fields[score]}", markup=False),
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as progress:
@@ -153,7 +167,7 @@ def progress_bar(console: Console, label: str) -> Iterator[ProgressHooks]:
         def on_start(total: int) -> None:
             progress.update(task_id, total=total)
 
-        yield ProgressHooks(on_start, on_result)
+        yield ProgressHooks(on_start, on_result, done)
 
 
 def summary_line(report: EvalReport, out: Path) -> str:
@@ -196,8 +210,9 @@ def eval_bird_critic(
     test_timeout: Annotated[float, typer.Option(help="seconds per test case")] = 120.0,
 ) -> None:
     """Score predictions on BIRD-CRITIC exactly as the official evaluator does."""
-    console = Console(stderr=True)
-    try:
+    console = make_console(stderr=True)
+    with command_errors(out, lambda: f"eval bird-critic; no report was written to {out}"):
+        writable_dir(out, "--out")
         request = EvalRequest(
             tasks=tasks,
             gt=gt,
@@ -214,11 +229,7 @@ def eval_bird_critic(
         )
         with progress_bar(console, f"eval {mode.value}") as hooks:
             report = evaluate(request, on_start=hooks.start, on_result=hooks.result)
-    except ActsSqlError as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
-    console.print(summary_line(report, out), highlight=False, soft_wrap=True)
+    console.print(summary_line(report, out), soft_wrap=True)
 
 
 @bench_app.command("bird-critic")
@@ -275,8 +286,20 @@ def bench_bird_critic(
     verdict, LLM calls, tokens, seconds), traces/, results.jsonl, report.json
     and report.md. Re-running into the same --out skips the tasks already done.
     """
-    console = Console(stderr=True)
-    try:
+    console = make_console(stderr=True)
+    seen: list[ProgressHooks] = []
+
+    def finished() -> int:
+        return seen[0].finished if seen else 0
+
+    with command_errors(
+        out,
+        lambda: (
+            f"bench bird-critic after {finished()} finished task(s), kept in {out}/records.jsonl: "
+            "the same command goes on from there"
+        ),
+    ):
+        writable_dir(out, "--out")
         overrides = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
         backend = parse_llm_spec(llm, **overrides)
         request = BenchRequest(
@@ -301,17 +324,14 @@ def bench_bird_critic(
         )
         label = f"bench {request.method.label}"
         with progress_bar(console, label) as hooks:
+            seen.append(hooks)
             report = run_bench(
                 request,
                 backend=backend,
                 on_start=hooks.start,
                 on_record=lambda r: hooks.result(r.result()),
             )
-    except ActsSqlError as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
-    console.print(summary_line(report, out), highlight=False, soft_wrap=True)
+    console.print(summary_line(report, out), soft_wrap=True)
 
 
 def candidate_progress(line: CandidateLine, done: int, total: int) -> str:
@@ -353,8 +373,10 @@ def bench_candidates(
     writes RUN/candidates.jsonl, one line per task. Resumable: tasks already in
     candidates.jsonl are skipped. `bench compare` reads it.
     """
-    console = Console(stderr=True)
-    try:
+    console = make_console(stderr=True)
+    with command_errors(
+        run, lambda: f"bench candidates; the tasks scored so far are kept in {run}/candidates.jsonl"
+    ):
         request = CandidatesRequest(
             run=run,
             tasks=tasks,
@@ -368,13 +390,9 @@ def bench_candidates(
         )
 
         def on_line(line: CandidateLine, done: int, total: int) -> None:
-            console.print(candidate_progress(line, done, total), highlight=False, soft_wrap=True)
+            console.print(candidate_progress(line, done, total), soft_wrap=True)
 
         lines = score_candidates(request, on_line=on_line)
-    except ActsSqlError as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise fail(f"cannot write to {run}: {exc.strerror or exc}") from None
     scored = [line for line in lines if line.evaluable]
     generated = sum(1 for line in scored if line.any_pass)
     selected = sum(1 for line in scored if line.final_passed)
@@ -383,7 +401,6 @@ def bench_candidates(
     console.print(
         f"{len(scored)} tasks scored: a candidate passes in {generated}, the final SQL in "
         f"{selected}; wrong acceptances {wrong}/{accepted} -> {run}/candidates.jsonl",
-        highlight=False,
         soft_wrap=True,
     )
 
@@ -408,15 +425,12 @@ def bench_compare(
     A run with candidates.jsonl (`bench candidates`) also gets its generation and
     selection columns: any candidate passes, candidates executing, duplicates.
     """
-    console = Console(stderr=True)
-    try:
+    console = make_console(stderr=True)
+    with command_errors(out, lambda: f"bench compare; {out} may be incomplete"):
+        writable_dir(out, "--out")
         labels = None if names is None else [n.strip() for n in names.split(",")]
         comparison = compare([load_run(path) for path in runs], baseline=baseline, names=labels)
         write_comparison(out, comparison)
-    except ActsSqlError as exc:
-        raise fail(str(exc)) from None
-    except OSError as exc:
-        raise fail(f"cannot write to {out}: {exc.strerror or exc}") from None
     console.print(f"{len(runs)} runs, {comparison.tasks} common tasks -> {out}/comparison.md")
 
 

@@ -26,8 +26,10 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.rule import Rule
 from rich.table import Table
+from rich.text import Text
 
 from acts_sql.api import correct
+from acts_sql.cli.console import interruptible, make_console
 from acts_sql.cli.render import progress_line, show_result
 from acts_sql.db.connect import open_database
 from acts_sql.demo import DemoTask, demo_db_path, load_tasks
@@ -53,6 +55,11 @@ SCRIPTED_NOTICE = (
 )
 
 
+def task_ids() -> list[str]:
+    """The ids of the bundled example tasks, in order."""
+    return [task.id for task in load_tasks()]
+
+
 def script_path(task_id: str) -> str:
     return str(resources.files("acts_sql.demo").joinpath("scripts", f"{task_id}.json"))
 
@@ -67,8 +74,8 @@ def run_demo(
 ) -> int:
     """Run the demo; the exit code (see the module docstring)."""
     tasks = _select(task_id)
-    console = Console(stderr=as_json)
-    console.print(f"[bold]acts-sql demo[/] on {demo_db_path()}", highlight=False)
+    console = make_console(stderr=as_json)
+    console.print(Text.assemble(("acts-sql demo", "bold"), f" on {demo_db_path()}"))
     scripted = (llm or "").strip().lower() == SCRIPTED
     live: LLMBackend | None = None
     if scripted:
@@ -78,23 +85,14 @@ def run_demo(
         budget = _budget(max_llm_calls, max_seconds, LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS)
         live = _prepare_live(llm or DEFAULT_DEMO_LLM, console, budget)
     results: list[tuple[DemoTask, CorrectionResult]] = []
-    for task in tasks:
-        console.print(Rule(task.title))
-        console.print(f"[bold]issue:[/] {task.question}", highlight=False)
-        console.print(f"[bold]SQL to correct:[/] {task.sql}", highlight=False)
-        result = correct(
-            f"sqlite:///{demo_db_path()}",
-            task.question,
-            task.sql,
-            llm=live or ScriptedBackend.from_file(script_path(task.id)),
-            on_event=None if as_json else demo_progress(console),
-            **budget,
-        )
-        results.append((task, result))
-        if as_json:
-            sys.stdout.write(result.model_dump_json() + "\n")
-        else:
-            show_result(console, result)
+
+    def where() -> str:
+        current = tasks[min(len(results), len(tasks) - 1)].id
+        return f"the demo at task {current} ({len(results)} of {len(tasks)} done)"
+
+    with interruptible(where):
+        for task in tasks:
+            results.append((task, _run_task(task, console, live, budget, as_json=as_json)))
     intended = [gives_intended_result(task, result) for task, result in results]
     console.print(summary_table(results, intended))
     accepted = sum(result.accepted for _, result in results)
@@ -110,6 +108,33 @@ def run_demo(
     if scripted:
         return 0 if accepted == len(results) else 1
     return 0
+
+
+def _run_task(
+    task: DemoTask,
+    console: Console,
+    live: LLMBackend | None,
+    budget: dict[str, Any],
+    *,
+    as_json: bool,
+) -> CorrectionResult:
+    """Correct one task with the live model (or its script), showing it as it goes."""
+    console.print(Rule(Text(task.title)))
+    console.print(Text.assemble(("issue:", "bold"), f" {task.question}"))
+    console.print(Text.assemble(("SQL to correct:", "bold"), f" {task.sql}"))
+    result = correct(
+        f"sqlite:///{demo_db_path()}",
+        task.question,
+        task.sql,
+        llm=live or ScriptedBackend.from_file(script_path(task.id)),
+        on_event=None if as_json else demo_progress(console),
+        **budget,
+    )
+    if as_json:
+        sys.stdout.write(result.model_dump_json() + "\n")
+    else:
+        show_result(console, result)
+    return result
 
 
 def _select(task_id: str | None) -> list[DemoTask]:
@@ -141,18 +166,18 @@ def _prepare_live(spec: str, console: Console, budget: dict[str, Any]) -> LLMBac
             f"{exc}; `acts-sql demo --llm scripted` runs the demo without a model"
         ) from None
     if isinstance(backend, LocalBackend):
-        console.print(f"[bold]LLM:[/] {backend.describe()}", highlight=False)
-        backend.load(progress=ModelProgressView(console))
+        console.print(Text.assemble(("LLM:", "bold"), f" {backend.describe()}"))
+        with interruptible(lambda: f"loading the model {backend.title}"):
+            backend.load(progress=ModelProgressView(console))
         label = backend.title
     else:
-        console.print(f"[bold]LLM:[/] {backend.name}", highlight=False)
+        console.print(Text.assemble(("LLM:", "bold"), f" {backend.name}"))
         label = backend.name
     console.print(
         f"Budget per task: {budget['max_llm_calls']} LLM calls, {budget['max_seconds']:g} s. "
         "Every reply comes from the model; a small one may miss the intended SQL, and the demo "
         "shows what it tried.",
         style="dim",
-        highlight=False,
     )
     return WorkingIndicator(backend, console, label)
 
@@ -171,14 +196,14 @@ class ModelProgressView:
             return
         self._close_bar()
         if event.stage == "install":
-            self.console.print(f"{event.message} (pip; may take a minute)", highlight=False)
+            self.console.print(Text(f"{event.message} (pip; may take a minute)"))
         else:
-            self.console.print(event.message, highlight=False)
+            self.console.print(Text(event.message))
 
     def _advance(self, event: ProgressEvent) -> None:
         if self._bar is None:
             self._bar = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 DownloadColumn(),
                 TimeRemainingColumn(),
@@ -207,7 +232,7 @@ class WorkingIndicator:
         self._label = label
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        with self._console.status(f"{self._label} is writing the {request.purpose} reply…"):
+        with self._console.status(Text(f"{self._label} is writing the {request.purpose} reply…")):
             return self.inner.complete(request)
 
 
@@ -226,7 +251,7 @@ def demo_progress(console: Console) -> Callable[[TraceEvent], None]:
         else:
             line = progress_line(event)
         if line is not None:
-            console.print(line, style="dim", highlight=False, markup=False)
+            console.print(Text(line, style="dim"))
 
     return show
 

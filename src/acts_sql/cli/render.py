@@ -1,17 +1,24 @@
-"""Human output: the debugging tree, the candidate pools, the final SQL and its rows, with rich."""
+"""Human output: the debugging tree, the candidate pools, the final SQL and its rows, with rich.
+
+Text from the run (SQL, cells, reasons, LLM replies) only ever reaches rich as
+`Text` or through a markup-free console (see `acts_sql.cli.console`), and long
+text is capped: the terminal shows the first part and says how much was cut.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from acts_sql.cli.console import capped
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
@@ -34,6 +41,12 @@ VERDICT_STYLE = {
 }
 MAX_ROWS_SHOWN = 10
 WHY_CHARS = 72
+MIN_WHY_WIDTH = 24
+"""Narrower than this, the candidates' reasons go under their table, one line each."""
+MAX_SQL_CHARS = 4000
+"""The final SQL shown on the terminal is cut after this many characters (--json has it all)."""
+MAX_CELL_CHARS = 200
+MAX_ERROR_CHARS = 600
 
 
 def _first_line(text: str, limit: int = 100) -> str:
@@ -157,13 +170,22 @@ def show_pools(result: CorrectionResult) -> bool:
     return len(candidates) > 1 or any(c.get("verdict") == "refused" for c in candidates)
 
 
-def candidates_table(result: CorrectionResult) -> Table:
-    """Every distinct candidate: where it came from, its votes, result group and verdict."""
+def _why(candidate: dict[str, Any]) -> str:
+    return _one_line(str(candidate.get("reason") or ""), WHY_CHARS)
+
+
+def candidates_table(result: CorrectionResult, why_width: int | None = WHY_CHARS) -> Table:
+    """Every distinct candidate: where it came from, its votes, result group and verdict.
+
+    With `why_width`, the reason is the last column, one line cut to that width
+    with an ellipsis; None leaves it out (see `CandidatesView`).
+    """
     labels = judge_labels(result)
     table = Table(show_header=True, header_style="bold", show_lines=False, expand=False)
     for column in ("id", "node", "origin", "votes", "group", "status", "verdict"):
         table.add_column(column, no_wrap=True, justify="right" if column == "votes" else "left")
-    table.add_column("why", overflow="fold")
+    if why_width is not None:
+        table.add_column("why", no_wrap=True, overflow="ellipsis", max_width=why_width)
     for candidate in result.candidates:
         verdict = str(candidate.get("verdict") or "?")
         cells = (
@@ -174,12 +196,38 @@ def candidates_table(result: CorrectionResult) -> Table:
             _group_cell(candidate, labels),
             _status_cell(candidate),
         )
-        table.add_row(
-            *(Text(cell) for cell in cells),  # text from the run is never read as markup
-            Text(verdict, style=VERDICT_STYLE.get(verdict, "")),
-            Text(_one_line(str(candidate.get("reason") or ""), WHY_CHARS)),
-        )
+        row = [Text(cell) for cell in cells]  # text from the run is never read as markup
+        row.append(Text(verdict, style=VERDICT_STYLE.get(verdict, "")))
+        if why_width is not None:
+            row.append(Text(_why(candidate)))
+        table.add_row(*row)
     return table
+
+
+class CandidatesView:
+    """The candidates table, laid out for the width it is given.
+
+    Each candidate takes one line: its reason is the last column, cut with an
+    ellipsis, when at least `MIN_WHY_WIDTH` characters are left for it; on a
+    narrower terminal the reasons follow the table, one line each.
+    """
+
+    def __init__(self, result: CorrectionResult) -> None:
+        self.result = result
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        bare = candidates_table(self.result, why_width=None)
+        used = Measurement.get(console, options, bare).maximum
+        room = options.max_width - used - 3  # the column's padding (2) and its border (1)
+        if room >= MIN_WHY_WIDTH:
+            yield candidates_table(self.result, why_width=min(room, WHY_CHARS))
+            return
+        yield bare
+        for candidate in self.result.candidates:
+            line = Text(f"{candidate.get('id', '?')} why: ", style="bold")
+            line.append(_why(candidate))
+            line.no_wrap, line.overflow = True, "ellipsis"
+            yield line
 
 
 def judgement_lines(result: CorrectionResult) -> list[Text]:
@@ -221,20 +269,24 @@ def pools_panel(result: CorrectionResult) -> Panel:
         f"candidates ({len(result.candidates)} distinct, {_plural(len(groups), 'result group')})"
     )
     return Panel(
-        Group(candidates_table(result), *judgement_lines(result)),
-        title=title,
+        Group(CandidatesView(result), *judgement_lines(result)),
+        title=Text(title),
         title_align="left",
     )
 
 
+def _cell(value: Any) -> Text:
+    return Text(capped("NULL" if value is None else str(value), MAX_CELL_CHARS))
+
+
 def rows_table(result: ExecResult) -> Table | Text:
     if result.status != "ok":
-        return Text(f"{result.status}: {result.error}", style="red")
+        return Text(capped(result.failure(), MAX_ERROR_CHARS), style="red")
     table = Table(show_header=True, header_style="bold", show_lines=False)
     for column in result.columns:
-        table.add_column(Text(column))
+        table.add_column(_cell(column))
     for row in result.rows[:MAX_ROWS_SHOWN]:
-        table.add_row(*(Text("NULL" if v is None else str(v)) for v in row))
+        table.add_row(*(_cell(v) for v in row))
     more = result.row_count - min(len(result.rows), MAX_ROWS_SHOWN)
     if more > 0 or result.truncated:
         table.caption = f"{more}{'+' if result.truncated else ''} more row(s)"
@@ -259,17 +311,14 @@ def tree_with_answers(result: CorrectionResult) -> list[dict[str, Any]]:
 def show_result(console: Console, result: CorrectionResult) -> None:
     tree = plan_tree(tree_with_answers(result), pool_sizes(result))
     if tree is not None:
-        console.print(Panel(tree, title="debugging tree", title_align="left"))
+        console.print(Panel(tree, title=Text("debugging tree"), title_align="left"))
     if show_pools(result):
         console.print(pools_panel(result))
     if result.accepted:
         verdict = Text("accepted", style="bold green")
     else:
         verdict = Text(f"not accepted, best candidate shown ({result.reason})", style="bold yellow")
-    parts: list[Any] = [
-        Text.assemble("verdict: ", verdict),
-        Syntax(result.sql or "-- no SQL", "sql", word_wrap=True),
-    ]
+    parts: list[Any] = [Text.assemble("verdict: ", verdict), *sql_view(result.sql)]
     if result.result is not None:
         parts.append(rows_table(result.result))
     usage = result.usage
@@ -281,7 +330,16 @@ def show_result(console: Console, result: CorrectionResult) -> None:
             style="dim",
         )
     )
-    console.print(Panel(Group(*parts), title=f"final SQL ({result.method})", title_align="left"))
+    title = Text(f"final SQL ({result.method})")
+    console.print(Panel(Group(*parts), title=title, title_align="left"))
+
+
+def sql_view(sql: str, limit: int = MAX_SQL_CHARS) -> list[Any]:
+    """SQL, highlighted; after `limit` characters, cut, with a line saying how much."""
+    if len(sql) <= limit:
+        return [Syntax(sql or "-- no SQL", "sql", word_wrap=True)]
+    note = f"… {len(sql) - limit:,} more characters of SQL not shown ({len(sql):,} in all)"
+    return [Syntax(sql[:limit], "sql", word_wrap=True), Text(note, style="yellow")]
 
 
 def progress_line(event: TraceEvent) -> str | None:
@@ -290,7 +348,9 @@ def progress_line(event: TraceEvent) -> str | None:
     if event.kind == "node_started":
         return f"▸ {where}{event.tool}: {_first_line(event.summary, 90)}"
     if event.kind == "llm_call":
-        return f"  · LLM {event.purpose}: {event.summary}"
+        if event.data.get("before_any_reply"):
+            return None  # the run stops: the command's error line says why
+        return f"  · LLM {event.purpose}: {_one_line(event.summary, 200)}"
     if event.kind == "pool":
         return f"  pool {event.node or ''}: {_one_line(event.summary, 100)}"
     if event.kind == "refusal":
@@ -315,13 +375,23 @@ def progress_line(event: TraceEvent) -> str | None:
     return None
 
 
+def fan_out(*listeners: Callable[[TraceEvent], None]) -> Callable[[TraceEvent], None]:
+    """One trace listener that hands each event to every one of `listeners`, in order."""
+
+    def each(event: TraceEvent) -> None:
+        for listen in listeners:
+            listen(event)
+
+    return each
+
+
 def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
     """A trace listener that prints live progress lines."""
 
     def show(event: TraceEvent) -> None:
         line = progress_line(event)
         if line is not None:
-            console.print(line, style="dim", highlight=False, markup=False)
+            console.print(Text(line, style="dim"))
 
     return show
 
@@ -336,3 +406,18 @@ def _judgement_line(event: TraceEvent, where: str) -> str:
     if event.data.get("verdict") == "reject" and shown and event.data.get("by") == "agent":
         return f"  judgement {where}rejected all {_plural(len(shown), 'group')}: {reason}"
     return f"  judgement {where}{_first_line(event.summary, 100)}"
+
+
+class Activity:
+    """A trace listener that keeps the step a correction is at, for the Ctrl-C line."""
+
+    def __init__(self) -> None:
+        self.step = ""
+
+    def __call__(self, event: TraceEvent) -> None:
+        if event.kind == "node_started":
+            self.step = f"{event.node} {event.tool}"
+
+    def where(self) -> str:
+        """ "at n1.2 generate_sql", or "before its first step"."""
+        return f"at {self.step}" if self.step else "before its first step"

@@ -8,15 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-EXIT_BAD_INPUT = 2
+from acts_sql.cli.console import fail
+
 GRACEFUL_SHUTDOWN_SECONDS = 5
-
-
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(EXIT_BAD_INPUT)
 
 
 def serve(
@@ -37,18 +32,18 @@ def serve(
         from acts_sql.server import create_app, load_config, openapi_document
         from acts_sql.server.access_log import uvicorn_log_config
     except ImportError as exc:
-        raise _fail(
+        raise fail(
             f"acts-sql serve needs the server extra ({exc.name}): pip install 'acts-sql[server]'"
         ) from None
     if openapi:
         sys.stdout.write(json.dumps(openapi_document(), indent=2) + "\n")
         return
     if config is None:
-        raise _fail("give the service's configuration: --config PATH")
+        raise fail("give the service's configuration: --config PATH")
     try:
         app = create_app(load_config(config))
     except ActsSqlError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     uvicorn.run(
         app,
         host=host,

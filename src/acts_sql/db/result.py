@@ -32,6 +32,12 @@ class ExecResult(BaseModel):
     def is_syntax_error(self) -> bool:
         return self.status == "error" and self.error_kind == "syntax"
 
+    def failure(self) -> str:
+        """Status and error as one phrase, the status said once: "error: no such table: t",
+        "blocked: writes are not allowed" (a blocked or timed-out error already starts with
+        its status); "" for a statement that ran."""
+        return "" if self.ok else failure_text(self.status, self.error)
+
     def preview(self, max_rows: int = 20) -> ExecResult:
         """A copy with at most `max_rows` rows, for traces and prompts."""
         return self.model_copy(update={"rows": self.rows[:max_rows]})
@@ -39,7 +45,7 @@ class ExecResult(BaseModel):
     def summary(self, max_rows: int = 5, max_cell: int = 40) -> str:
         """A short, prompt-friendly text: status, columns and the first rows."""
         if self.status != "ok":
-            return f"{self.status}: {self.error or ''}".strip()
+            return self.failure()
         more = "+" if self.truncated else ""
         head = f"ok: {self.row_count}{more} row(s); columns: {', '.join(self.columns) or '-'}"
         lines = [head]
@@ -49,6 +55,16 @@ class ExecResult(BaseModel):
         if self.row_count > max_rows:
             lines.append(f"  ... {self.row_count - max_rows} more")
         return "\n".join(lines)
+
+
+def failure_text(status: str, error: str | None) -> str:
+    """``STATUS: ERROR``, without repeating a status the error already starts with."""
+    text = (error or "").strip()
+    if not text:
+        return status
+    if text.lower().startswith(f"{status.lower()}:"):
+        return text
+    return f"{status}: {text}"
 
 
 BLOCKED_WRITE = "blocked: writes are not allowed"

@@ -195,8 +195,10 @@ class CandidateStage:
         """Nothing in the pool may be judged: repair a failing candidate (once), else reject.
 
         The node's own first failing candidate is repaired (greedy before
-        samples, the raw rewrite last), whatever its error. A repair node
-        whose candidates fail too is not repaired again: the branch is rejected.
+        samples, the raw rewrite last), whatever its error; the node itself
+        ends `failed`, with that candidate's error as its reason (no candidate
+        of it could be judged). A repair node whose candidates fail too is not repaired
+        again: the branch is rejected.
         """
         failing = sorted(
             (c for c in pool if repairable(c.result)),
@@ -208,6 +210,7 @@ class CandidateStage:
             why = _unjudgeable_reason(node, pool, repaired_before=bool(failing) and can_fix)
             return self._reject_node(node, why, decision=None)
         self._repaired.add(self.book.key(target.sql))
+        node.status, node.reason = NodeStatus.FAILED, target.reason
         fix = PlanNode(
             id=self.tree.fresh_id(f"{node.id}.fix"),
             description=f"repair the failing candidate ({target.result.error_kind or 'error'})",

@@ -112,7 +112,7 @@ class CandidateBook:
             result=result.preview(),
             shape=shape,
             verdict="unjudged" if result.ok else "failed",
-            reason="" if result.ok else f"{result.status}: {result.error or ''}".strip(),
+            reason=result.failure(),
             order=len(self.candidates),
         )
         if shape is not None:

@@ -17,7 +17,7 @@ from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.trace import Listener, Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM, UsageLedger
 from acts_sql.engine.trust import TrustContext, expects_same_rows
-from acts_sql.errors import LLMError
+from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
 from acts_sql.tools.base import PoolSettings
@@ -108,6 +108,8 @@ def run_correction(
         outcome = SearchOutcome(stop_reason=str(exc))
         trace.emit("budget_exhausted", summary=str(exc), which=exc.which)
     except LLMError as exc:
+        if isinstance(exc, LLMUnavailableError) and exc.before_any_reply:
+            raise  # no LLM reply at all: a configuration error, not a result
         outcome = SearchOutcome(stop_reason=f"LLM backend failed: {exc}")
         trace.emit("llm_failed", summary=outcome.stop_reason)
 

@@ -60,7 +60,7 @@ from acts_sql.engine.tree import (
     repair_plan,
 )
 from acts_sql.engine.trust import TrustContext
-from acts_sql.errors import LLMError
+from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.protocol import AmbiguityReport, JudgeDecision, Plan, PlanNode, ToolName
 from acts_sql.tools.base import (
     PathStep,
@@ -169,6 +169,8 @@ class TreeSearch(CandidateStage):
             stop = str(exc)
             self.trace.emit("budget_exhausted", summary=stop, which=exc.which)
         except LLMError as exc:
+            if isinstance(exc, LLMUnavailableError) and exc.before_any_reply:
+                raise  # the run cannot start: acts_sql.correct raises it
             stop = f"LLM backend failed: {exc}"
             self.trace.emit("llm_failed", summary=stop)
         return self.outcome(stop)

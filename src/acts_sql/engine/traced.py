@@ -25,6 +25,12 @@ began, never what an earlier statement of the run left behind (the user's
 ``DELETE`` does not empty the table the candidates read). Read-only, it changes
 nothing. An executor whose ``execute`` has no ``isolate`` keyword (written
 before it existed) is called without it.
+
+Unusable backends. An :class:`~acts_sql.errors.LLMUnavailableError` before any
+call of the run was answered is marked ``before_any_reply`` (on the error and
+its ``llm_call`` event): the search and the runner let it through, so the run
+stops there and :func:`acts_sql.correct` raises it. After a reply it is an
+ordinary LLM failure that ends the search with its best candidate.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import inspect
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from acts_sql.db.executor import (
     DEFAULT_TIMEOUT_S,
@@ -45,7 +52,7 @@ from acts_sql.db.executor import (
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.trace import Trace
-from acts_sql.errors import ActsSqlError, LLMDeadlineError
+from acts_sql.errors import ActsSqlError, LLMDeadlineError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
 from acts_sql.sql.diagnostics import split_statements
 
@@ -150,6 +157,10 @@ class TracedLLM:
         try:
             response = self.inner.complete(request)
         except Exception as exc:
+            first = isinstance(exc, LLMUnavailableError) and not self._ledger.calls
+            if isinstance(exc, LLMUnavailableError) and first:
+                exc.details["before_any_reply"] = True
+            marks: dict[str, Any] = {"before_any_reply": True} if first else {}
             self._trace.emit(
                 "llm_call",
                 node=self._node,
@@ -158,6 +169,7 @@ class TracedLLM:
                 ok=False,
                 error=str(exc),
                 timeout_s=_rounded(timeout),
+                **marks,
             )
             if isinstance(exc, LLMDeadlineError) and by_run:
                 raise self._budget.out_of_time() from exc

@@ -103,7 +103,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError, LLMUnavailableError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 from acts_sql.llm.models import (
     DEFAULT_LOCAL_MODEL,
@@ -152,7 +152,7 @@ _CHATML = (
 )
 
 
-class LocalModelLoadError(LLMError):
+class LocalModelLoadError(LLMUnavailableError):
     """llama.cpp could not load the GGUF file."""
 
 

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from acts_sql.errors import LLMError, LLMSpecError
+from acts_sql.errors import LLMSpecError, LLMUnavailableError
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
@@ -73,7 +73,7 @@ _STAMP_SUFFIX = ".verified.json"
 _STALE_TEMP_S = 3600.0
 
 
-class ModelError(LLMError):
+class ModelError(LLMUnavailableError):
     """An embedded model that cannot be installed, found or assembled."""
 
 

@@ -14,7 +14,9 @@ Works with OpenAI, vLLM, Ollama, llama.cpp server, DeepSeek and the like.
 - Up to ``max_retries`` retries, with exponential back-off (or the server's
   ``Retry-After``), on 408, 409, 429, 5xx and connection failures. Any final
   failure raises :class:`~acts_sql.errors.LLMError` with a one-line message
-  naming the endpoint and the HTTP status.
+  naming the endpoint and the HTTP status: an
+  :class:`~acts_sql.errors.LLMUnavailableError` when the endpoint cannot be
+  used at all (no connection after the retries; HTTP 401, 403 or 404).
 - A request with ``json_schema`` asks for JSON output with ``response_format``
   ``json_schema``; a server that rejects it (HTTP 400/422) is asked again with
   ``json_object``, then with no ``response_format``. The first mode that works
@@ -34,7 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError
+from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError, LLMUnavailableError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ JsonMode = Literal["json_schema", "json_object", "none"]
 _JSON_MODES: tuple[JsonMode, ...] = ("json_schema", "json_object", "none")
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _FORMAT_REJECTED_STATUSES = frozenset({400, 422})
+_UNUSABLE_STATUSES = frozenset({401, 403, 404})
+"""Statuses that every request of this configuration would get: the endpoint is unusable."""
 _MAX_BACKOFF_S = 8.0
 _PLACEHOLDER_KEY = "sk-no-key-required"
 _THINK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
@@ -179,7 +183,7 @@ class OpenAIBackend:
                 raise self._timed_out(request, deadline, attempt) from None
             except openai.APIConnectionError as exc:
                 failure = f"cannot connect ({_cause(exc)})"
-                status, retry_after = None, None
+                status, retry_after, unreachable = None, None, True
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 failure = f"HTTP {status}: {_status_detail(exc)}"
@@ -187,7 +191,7 @@ class OpenAIBackend:
                     failure += f" ({_HINTS[status]})"
                 if not (status in _RETRY_STATUSES or status >= 500):
                     raise self._error(failure, request, attempt, status=status) from None
-                retry_after = _retry_after(exc.response.headers)
+                retry_after, unreachable = _retry_after(exc.response.headers), False
             except openai.OpenAIError as exc:  # anything else the SDK reports: not retried
                 failure = f"request failed ({type(exc).__name__}: {_one_line(str(exc), 160)})"
                 raise self._error(failure, request, attempt, status=None) from None
@@ -195,7 +199,7 @@ class OpenAIBackend:
                 return self._body(raw.text, request, attempt, raw.status_code), attempt
             delay = self._delay(attempt, retry_after)
             if attempt > self.max_retries or time.monotonic() + delay >= deadline.at:
-                raise self._error(failure, request, attempt, status=status)
+                raise self._error(failure, request, attempt, status=status, unusable=unreachable)
             time.sleep(delay)
 
     def _arguments(self, request: LLMRequest, mode: JsonMode | None) -> dict[str, Any]:
@@ -295,10 +299,18 @@ class OpenAIBackend:
         )
 
     def _error(
-        self, failure: str, request: LLMRequest, attempts: int, *, status: int | None
+        self,
+        failure: str,
+        request: LLMRequest,
+        attempts: int,
+        *,
+        status: int | None,
+        unusable: bool = False,
     ) -> LLMError:
+        """The failure as an LLMError; an LLMUnavailableError when no request could work."""
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        return LLMError(
+        kind = LLMUnavailableError if unusable or status in _UNUSABLE_STATUSES else LLMError
+        return kind(
             f"{self._where()} {failure}{tries}",
             endpoint=self.endpoint,
             model=self.model,

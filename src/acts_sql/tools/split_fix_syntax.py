@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from acts_sql.db.result import ExecResult
+from acts_sql.db.result import ExecResult, failure_text
 from acts_sql.errors import SqlParseError
 from acts_sql.protocol import Decomposition, Purpose, RepairedSql
 from acts_sql.sql.decompose import Unit, decompose, output_columns
@@ -60,7 +60,7 @@ class UnitCheck(BaseModel):
 
     def line(self) -> str:
         deps = f" (uses {', '.join(self.depends_on)})" if self.depends_on else ""
-        verdict = "ok" if self.status == "ok" else f"{self.status}: {self.error}"
+        verdict = "ok" if self.status == "ok" else failure_text(self.status, self.error)
         extra = "".join(f"\n    sqlglot: {p}" for p in self.parse_errors)
         return f"- {self.name}{deps}: {verdict}\n    {self.sql}{extra}"
 
