@@ -188,6 +188,26 @@ def test_mysql_empty_results_never_match(mysql_evaluator, task, tests_sources):
     assert mysql_evaluator.score(item, empty).status == Status.FAILED
 
 
+STRING_ARGUMENT = """
+def test_case(pred_sqls, sol_sqls, db_name, conn):
+    outcome = execute_queries("SELECT COUNT(*) FROM orders", db_name, conn, None, "")
+    assert outcome[0] is None and outcome[1] is True, outcome
+    assert ex_base(pred_sqls[0], "SELECT 4", db_name, conn) == 0
+    assert ex_base(pred_sqls, ["SELECT 4"], db_name, conn) == 1
+"""
+
+
+@pytest.mark.parametrize(("dialect", "shop"), [("PostgreSQL", PG_SHOP), ("MySQL", MY_SHOP)])
+def test_server_execute_queries_iterates_over_a_string(server_evaluator, task, dialect, shop):
+    # unlike SQLite's, the official PostgreSQL and MySQL helpers do not wrap a
+    # string: each character runs as a statement, and fails
+    if dialect == "MySQL" and server_evaluator.factory("MySQL") is None:
+        pytest.skip("ACTS_SQL_TEST_MYSQL_URL is not set")
+    item = task(dialect=dialect, preprocess=shop, sol=["SELECT 1"], tests=[STRING_ARGUMENT])
+    result = server_evaluator.score(item, ["SELECT COUNT(*) FROM orders"])
+    assert result.status == Status.PASSED, result.reason
+
+
 @pytest.mark.parametrize("dialect", ["PostgreSQL", "MySQL"])
 def test_server_task_without_its_tables_is_not_evaluable(server_evaluator, task, dialect):
     item = task(dialect=dialect, sol=["SELECT * FROM customers"], tests=[])

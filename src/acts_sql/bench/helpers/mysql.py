@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, TypeAlias
 
@@ -146,7 +146,9 @@ class MySQLHelpers:
         finally:
             cursor.close()
 
-    def run(self, queries: list[str], conn: Connection, *, solution: bool = True) -> ExecOutcome:
+    def run(
+        self, queries: Sequence[str], conn: Connection, *, solution: bool = True
+    ) -> ExecOutcome:
         """``execute_queries`` with the reasons kept: every statement runs, errors are noted."""
         outcome = ExecOutcome()
         for number, query in enumerate(queries, start=1):
@@ -168,7 +170,7 @@ class MySQLHelpers:
 
     def execute_queries(
         self,
-        queries: list[str],
+        queries: list[str] | str,
         db_name: str,
         conn: Connection,
         logger: Any = None,
@@ -177,7 +179,8 @@ class MySQLHelpers:
     ) -> tuple[Any, bool, bool, str]:
         """(last successful rows, execution error, timeout, error text); errors do not stop it.
 
-        Like the official helper, a statement time-out counts as an execution error here.
+        Like the official helper, a statement time-out counts as an execution error here,
+        and a string is not wrapped in a list: each of its characters runs (and fails).
         """
         outcome = self.run(queries, conn, solution=is_solution)
         failed = outcome.error or outcome.timeout

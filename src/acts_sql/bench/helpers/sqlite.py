@@ -264,15 +264,19 @@ class SQLiteHelpers:
 
     def execute_queries(
         self,
-        queries: list[str],
+        queries: list[str] | str,
         db_path: str,
         conn: sqlite3.Connection,
         logger: Any = None,
         section_title: str = "",
         return_error: bool = False,
     ) -> tuple[Any, ...]:
-        """(last rows, execution error, timeout[, error text]), stopping at the first error."""
-        outcome = self.run(queries, conn)
+        """(last rows, execution error, timeout[, error text]), stopping at the first error.
+
+        A string is one statement (the official SQLite helper wraps it in a list;
+        the PostgreSQL and MySQL ones do not, and iterate over its characters).
+        """
+        outcome = self.run([queries] if isinstance(queries, str) else queries, conn)
         if return_error:
             text = "".join(f"{m}\n" for m in outcome.messages)
             return outcome.rows, outcome.error, outcome.timeout, text
