@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Sequence
-from datetime import date
+from datetime import date, datetime
 from typing import Any, TypeAlias
 
 import pymysql  # type: ignore[import-untyped]
@@ -78,9 +78,17 @@ class MySQLHelpers:
     test_prefix = TEST_PREFIX
     test_call = TEST_CALL
 
-    def __init__(self, connect_kwargs: Callable[[str], dict[str, Any]], db_name: str) -> None:
+    def __init__(
+        self,
+        connect_kwargs: Callable[[str], dict[str, Any]],
+        db_name: str,
+        now: datetime | None = None,
+    ) -> None:
         self.connect_kwargs = connect_kwargs
         self.db_name = db_name
+        self.now = now
+        """With ``now`` (``--today``), every connection's clock shows that instant
+        (``SET timestamp``: NOW(), CURDATE(), CURRENT_TIMESTAMP ...; not SYSDATE())."""
         self._opened: list[Connection] = []
         self._timeout_style: str | None = None
 
@@ -89,6 +97,9 @@ class MySQLHelpers:
             raise pymysql.err.OperationalError(2000, "connection pool exhausted")
         conn = pymysql.connect(**self.connect_kwargs(db_name))
         self._opened.append(conn)
+        if self.now is not None:
+            with conn.cursor() as cursor:
+                cursor.execute(f"SET timestamp = {int(self.now.timestamp())}")
         return conn
 
     def connect(self) -> Connection:
