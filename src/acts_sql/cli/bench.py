@@ -370,6 +370,7 @@ def bench_candidates(
     mysql_url: MyOpt = None,
     task_timeout: Annotated[float, typer.Option(help="seconds per candidate")] = 300.0,
     test_timeout: Annotated[float, typer.Option(help="seconds per test case")] = 120.0,
+    today: TodayOpt = None,
 ) -> None:
     """Score every candidate SQL of a finished run: was the right SQL generated, and selected?
 
@@ -379,6 +380,7 @@ def bench_candidates(
     candidates.jsonl are skipped. `bench compare` reads it.
     """
     console = Console(stderr=True)
+    fixed_day = parse_today(today)
     try:
         request = CandidatesRequest(
             run=run,
@@ -389,6 +391,7 @@ def bench_candidates(
                 task_timeout_s=task_timeout,
                 test_timeout_s=test_timeout,
                 servers=ServerURLs.resolve(pg_url, mysql_url),
+                today=fixed_day,
             ),
         )
 
