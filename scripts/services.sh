@@ -236,6 +236,7 @@ case "${1:-}" in
     ;;
   stop)
     STATE="${2:?usage: services.sh stop DIR}"
+    [ -d "$STATE" ] && STATE="$(cd "$STATE" && pwd -P)"
     case "$STATE" in */acts-sql-services.*|*/services*) ;; *)
       [ -f "$STATE/env" ] || { LOG "$STATE is not a services dir"; exit 2; } ;;
     esac
