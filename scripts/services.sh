@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Private database servers for the integration tests, on free loopback ports.
 #
-#   scripts/services.sh start [DIR]   start PostgreSQL and MariaDB with their data in DIR
-#                                     (default: a new temp dir); prints DIR on stdout and
-#                                     writes DIR/env, which exports ACTS_SQL_TEST_PG_URL and
-#                                     ACTS_SQL_TEST_MYSQL_URL for the servers that started
+#   scripts/services.sh start [DIR [SERVER...]]
+#                                     start the SERVERs (postgresql, mariadb; default both) with
+#                                     their data in DIR (default: a new temp dir); prints DIR on
+#                                     stdout and writes DIR/env, which exports
+#                                     ACTS_SQL_TEST_PG_URL and ACTS_SQL_TEST_MYSQL_URL for the
+#                                     servers that started
 #   scripts/services.sh stop DIR      stop both and delete DIR
 #
 # PostgreSQL: Debian's /usr/lib/postgresql/<newest>/bin (15 on this machine), initdb into
 # DIR/pg, pg_ctl on 127.0.0.1, run as the `postgres` user when this script runs as root
-# (postgres refuses root). MariaDB: mariadb-server (installed with apt-get when mariadbd is
-# missing), mariadb-install-db into DIR/mysql, mariadbd on 127.0.0.1 with its own socket.
-# Both have a user `acts` with password `acts-test-pw` that may create databases.
-# A server that cannot start is reported on stderr and left out of DIR/env, so its tests
-# skip with a reason; set ACTS_SQL_REQUIRE_SERVICES=1 to fail instead.
+# (postgres refuses root); PostGIS (postgresql-<major>-postgis-3) installed with apt-get when
+# missing, and left out with a message when it cannot be. MariaDB: mariadb-server (installed
+# with apt-get when mariadbd is missing), mariadb-install-db into DIR/mysql, mariadbd on
+# 127.0.0.1 with its own socket. Both have a user `acts` with password `acts-test-pw` that may
+# create databases.
+# As root, the servers run as their own users, who must reach DIR: a directory above DIR that
+# they cannot enter (a private 0700 one, as `mktemp -d` makes) gets search permission for
+# others (o+x, one line on stderr says which), and `stop` takes it back.
+# A requested server that cannot start is reported on stderr and left out of DIR/env, and the
+# script exits 1 (still printing DIR, so the servers that did start can be stopped); with
+# ACTS_SQL_REQUIRE_SERVICES=1 it stops everything and prints nothing instead.
 set -uo pipefail
 
 PASSWORD="acts-test-pw"
+MARKER=".acts-sql-services"  # in every services dir, so that `stop` can tell they are in use
 USER_NAME="acts"
 LOG() { echo "services: $*" >&2; }
 
@@ -43,10 +52,40 @@ ensure_user() {  # a system user to own a server's files when we are root
 apt_install() {  # apt_install PKG...: install, refreshing the package lists if needed
   [ "$(id -u)" = 0 ] || { LOG "not root: cannot apt-get install $*"; return 1; }
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q --no-install-recommends "$@" >"$STATE/apt.log" 2>&1 && return 0
+  local log="$STATE/apt-$1.log" wait_lock=(-o DPkg::Lock::Timeout=300)
+  apt-get install "${wait_lock[@]}" -y -q --no-install-recommends "$@" >"$log" 2>&1 && return 0
   LOG "apt-get install $* failed; running apt-get update and trying again"
-  apt-get update -q >>"$STATE/apt.log" 2>&1
-  apt-get install -y -q --no-install-recommends "$@" >>"$STATE/apt.log" 2>&1
+  apt-get update -q >>"$log" 2>&1
+  apt-get install "${wait_lock[@]}" -y -q --no-install-recommends "$@" >>"$log" 2>&1
+}
+
+make_reachable() {  # make_reachable USER: let USER enter every directory above $STATE
+  [ "$(id -u)" = 0 ] || return 0
+  local user="$1" dir="" part parts mode
+  IFS=/ read -ra parts <<<"${STATE#/}"
+  unset 'parts[${#parts[@]}-1]'
+  for part in "${parts[@]}"; do
+    dir="$dir/$part"
+    runuser -u "$user" -- test -x "$dir" 2>/dev/null && continue
+    mode="$(stat -c %a "$dir")"
+    if ! chmod o+x "$dir" 2>/dev/null || ! runuser -u "$user" -- test -x "$dir" 2>/dev/null; then
+      LOG "$user cannot enter $dir (mode $mode), so its server cannot reach $STATE"
+      return 1
+    fi
+    echo "$dir" >>"$STATE/granted"
+    LOG "$dir is private (mode $mode): gave others search permission (o+x) so $user can" \
+      "reach $STATE; 'stop' takes it back"
+  done
+}
+
+ensure_postgis() {  # ensure_postgis BINDIR: PostGIS for that PostgreSQL, if it can be had
+  local major
+  major="$(basename "$(dirname "$1")")"
+  [ -f "/usr/share/postgresql/$major/extension/postgis.control" ] && return 0
+  LOG "PostGIS missing; installing postgresql-$major-postgis-3 with apt-get"
+  apt_install "postgresql-$major-postgis-3" && return 0
+  LOG "PostGIS not installed (see $STATE/apt-postgresql-$major-postgis-3.log):" \
+    "BIRD-CRITIC tasks that need it stay not_evaluable"
 }
 
 pg_bindir() {
@@ -65,7 +104,9 @@ start_postgres() {
   bin="$(pg_bindir)" || { LOG "no PostgreSQL"; return 1; }
   [ -n "$bin" ] || { LOG "no PostgreSQL"; return 1; }
   ensure_user postgres
-  mkdir -p "$data"
+  make_reachable postgres || return 1
+  mkdir -p "$data" || { LOG "cannot create $data"; return 1; }
+  ensure_postgis "$bin"
   printf '%s\n' "$PASSWORD" >"$STATE/pg.pw"
   [ "$(id -u)" = 0 ] && chown -R postgres "$data" "$STATE/pg.pw"
   as_service_user postgres "$bin/initdb" -D "$data/db" -U "$USER_NAME" --pwfile="$STATE/pg.pw" \
@@ -90,9 +131,10 @@ start_mariadb() {
   fi
   local mariadbd
   mariadbd="$(command -v mariadbd || echo /usr/sbin/mariadbd)"
-  mkdir -p "$data"
+  mkdir -p "$data" || { LOG "cannot create $data"; return 1; }
   if [ "$(id -u)" = 0 ]; then
     ensure_user mysql
+    make_reachable mysql || return 1
     chown -R mysql "$data"
     user_opt=(--user=mysql)
   fi
@@ -123,6 +165,22 @@ start_mariadb() {
   LOG "MariaDB $("$mariadbd" --version | awk '{print $3}') on 127.0.0.1:$port"
 }
 
+give_back() {  # take back the search permission make_reachable gave, unless still in use
+  local dir other
+  [ -f "$STATE/granted" ] || return 0
+  sort -u "$STATE/granted" | while read -r dir; do
+    # another services dir below it (started later, so it found it open) still needs it:
+    # that one takes it back when it stops
+    other="$(find "$dir" -maxdepth 6 -path "$STATE" -prune -o -name "$MARKER" -print -quit \
+      2>/dev/null)"
+    if [ -n "$other" ]; then
+      echo "$dir" >>"$(dirname "$other")/granted"
+    else
+      chmod o-x "$dir" 2>/dev/null
+    fi
+  done
+}
+
 stop_all() {
   local bin pid
   [ -d "$STATE" ] || return 0
@@ -137,37 +195,55 @@ stop_all() {
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null
   fi
+  give_back
   rm -rf "$STATE"
+}
+
+start_servers() {  # start_servers SERVER...: in parallel; fails if one of them did not start
+  local server jobs=() failed=0 job
+  for server in "$@"; do
+    case "$server" in
+      postgresql) start_postgres & ;;
+      mariadb) start_mariadb & ;;
+      *) LOG "unknown server '$server' (postgresql, mariadb)"; failed=1; continue ;;
+    esac
+    jobs+=("$!")
+  done
+  for job in "${jobs[@]}"; do
+    wait "$job" || failed=1
+  done
+  return "$failed"
 }
 
 case "${1:-}" in
   start)
     STATE="${2:-$(mktemp -d "${TMPDIR:-/tmp}/acts-sql-services.XXXXXX")}"
-    mkdir -p "$STATE"
+    mkdir -p "$STATE" || { LOG "cannot create $STATE"; exit 1; }
+    STATE="$(cd "$STATE" && pwd -P)"
     chmod 755 "$STATE"  # the server users must reach their data dirs
     : >"$STATE/env"
-    start_postgres &
-    pg_job=$!
-    start_mariadb &
-    my_job=$!
-    failed=0
-    wait "$pg_job" || failed=1
-    wait "$my_job" || failed=1
-    if [ "$failed" = 1 ] && [ "${ACTS_SQL_REQUIRE_SERVICES:-0}" = 1 ]; then
-      stop_all
+    : >"$STATE/$MARKER"
+    if [ "$#" -gt 2 ]; then servers=("${@:3}"); else servers=(postgresql mariadb); fi
+    if ! start_servers "${servers[@]}"; then
+      if [ "${ACTS_SQL_REQUIRE_SERVICES:-0}" = 1 ]; then
+        stop_all
+        exit 1
+      fi
+      echo "$STATE"
       exit 1
     fi
     echo "$STATE"
     ;;
   stop)
     STATE="${2:?usage: services.sh stop DIR}"
+    [ -d "$STATE" ] && STATE="$(cd "$STATE" && pwd -P)"
     case "$STATE" in */acts-sql-services.*|*/services*) ;; *)
       [ -f "$STATE/env" ] || { LOG "$STATE is not a services dir"; exit 2; } ;;
     esac
     stop_all
     ;;
   *)
-    echo "usage: $0 start [DIR] | stop DIR" >&2
+    echo "usage: $0 start [DIR [postgresql|mariadb]...] | stop DIR" >&2
     exit 2
     ;;
 esac

@@ -101,6 +101,22 @@ def mysql_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def pg_has_postgis(pg_url: str) -> bool:
+    """Whether the test PostgreSQL can create the PostGIS extension."""
+    import psycopg2
+
+    from acts_sql.bench.servers import postgres_connect_kwargs
+
+    conn = psycopg2.connect(**postgres_connect_kwargs(pg_url))
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'postgis'")
+            return bool(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="session")
 def server_evaluator(pg_url: str) -> Iterator[Evaluator]:
     servers = ServerURLs(postgresql=pg_url, mysql=_server_url("ACTS_SQL_TEST_MYSQL_URL"))
     with Evaluator(EvalOptions(servers=servers, test_timeout_s=20, task_timeout_s=60)) as ev:

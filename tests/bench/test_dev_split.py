@@ -18,6 +18,13 @@ from acts_sql.bench.servers import ServerURLs
 PG_SAMPLE_PER_SET = 8
 FLAKY = {("flash", "160"), ("open570", "PostgreSQL_160"), ("pg530", "PostgreSQL_140")}
 """A test that samples a random row: fails about one run in nine even for the solution."""
+NEEDS_POSTGIS = {
+    ("open570", "PostgreSQL_272"),
+    ("open570", "PostgreSQL_289"),
+    ("pg530", "PostgreSQL_240"),
+    ("pg530", "PostgreSQL_255"),
+}
+"""Development tasks that need PostGIS (scored when the server has it)."""
 KNOWN_PASSING_ISSUE_SQL: set[tuple[str, str]] = set()
 """Development tasks whose issue SQL passes the tests here (none, measured on all 178)."""
 
@@ -82,6 +89,18 @@ def test_postgres_dev_sample_gold_pass_and_issue_fails(bird_critic_dir, pg_url):
     servers = ServerURLs(postgresql=pg_url)
     check_gold(run(items, EvalMode.GOLD, servers))
     check_issue(run(items, EvalMode.ISSUE, servers))
+
+
+def test_postgis_dev_tasks_pass_when_the_server_has_postgis(
+    bird_critic_dir, pg_url, pg_has_postgis
+):
+    items = [i for i in dev_items(bird_critic_dir, "PostgreSQL") if i.key in NEEDS_POSTGIS]
+    assert len(items) == len(NEEDS_POSTGIS)
+    gold = run(items, EvalMode.GOLD, ServerURLs(postgresql=pg_url))
+    if pg_has_postgis:
+        assert [r.status for r in gold] == [Status.PASSED] * len(items), [r.reason for r in gold]
+    else:
+        assert all(r.status == Status.NOT_EVALUABLE and "postgis" in r.reason for r in gold)
 
 
 def test_mysql_dev_tasks_gold_pass_and_issue_fails(bird_critic_dir, mysql_url):

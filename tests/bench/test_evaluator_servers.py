@@ -155,6 +155,43 @@ def test_pg_issue_check_is_sqlite_only(server_evaluator, task, tests_sources):
     assert server_evaluator.score(item, SOL).status == Status.PASSED
 
 
+def test_pg_postgis_tasks_are_scored_when_the_server_has_it(
+    server_evaluator, task, tests_sources, pg_has_postgis
+):
+    # scripts/services.sh installs postgresql-<major>-postgis-3 when it can; without it a
+    # task that needs PostGIS is not evaluable, with the reason
+    preprocess = [
+        "CREATE EXTENSION IF NOT EXISTS postgis",
+        "CREATE TABLE place (id INT, geom geometry(Point, 4326))",
+        "INSERT INTO place VALUES (1, ST_SetSRID(ST_MakePoint(0, 0), 4326)),"
+        " (2, ST_SetSRID(ST_MakePoint(3, 4), 4326))",
+    ]
+    sol = [
+        "SELECT round(ST_Distance(a.geom, b.geom)::numeric, 2) FROM place a, place b"
+        " WHERE a.id = 1 AND b.id = 2"
+    ]
+    item = task(
+        dialect="PostgreSQL", preprocess=preprocess, sol=sol, tests=[tests_sources["ex_base"]]
+    )
+    result = server_evaluator.score(item, ["SELECT 5.00"])
+    if pg_has_postgis:
+        assert result.status == Status.PASSED, result.reason
+        assert server_evaluator.score(item, ["SELECT 4.00"]).status == Status.FAILED
+    else:
+        assert result.status == Status.NOT_EVALUABLE
+        assert "'postgis'" in result.reason
+    # the same path as a server without PostGIS: an extension the server does not have
+    absent = task(
+        dialect="PostgreSQL",
+        preprocess=["CREATE EXTENSION IF NOT EXISTS acts_no_such_extension", *PG_SHOP],
+        sol=SOL,
+        tests=[tests_sources["ex_base"]],
+    )
+    result = server_evaluator.score(absent, SOL)
+    assert result.status == Status.NOT_EVALUABLE
+    assert "'acts_no_such_extension', which this server does not have" in result.reason
+
+
 # -- MySQL (MariaDB) -------------------------------------------------------------------------
 
 
@@ -186,6 +223,26 @@ def test_mysql_empty_results_never_match(mysql_evaluator, task, tests_sources):
     empty = ["SELECT customer FROM orders WHERE amount > 100"]
     item = task(dialect="MySQL", preprocess=MY_SHOP, sol=empty, tests=[tests_sources["ex_base"]])
     assert mysql_evaluator.score(item, empty).status == Status.FAILED
+
+
+STRING_ARGUMENT = """
+def test_case(pred_sqls, sol_sqls, db_name, conn):
+    outcome = execute_queries("SELECT COUNT(*) FROM orders", db_name, conn, None, "")
+    assert outcome[0] is None and outcome[1] is True, outcome
+    assert ex_base(pred_sqls[0], "SELECT 4", db_name, conn) == 0
+    assert ex_base(pred_sqls, ["SELECT 4"], db_name, conn) == 1
+"""
+
+
+@pytest.mark.parametrize(("dialect", "shop"), [("PostgreSQL", PG_SHOP), ("MySQL", MY_SHOP)])
+def test_server_execute_queries_iterates_over_a_string(server_evaluator, task, dialect, shop):
+    # unlike SQLite's, the official PostgreSQL and MySQL helpers do not wrap a
+    # string: each character runs as a statement, and fails
+    if dialect == "MySQL" and server_evaluator.factory("MySQL") is None:
+        pytest.skip("ACTS_SQL_TEST_MYSQL_URL is not set")
+    item = task(dialect=dialect, preprocess=shop, sol=["SELECT 1"], tests=[STRING_ARGUMENT])
+    result = server_evaluator.score(item, ["SELECT COUNT(*) FROM orders"])
+    assert result.status == Status.PASSED, result.reason
 
 
 @pytest.mark.parametrize("dialect", ["PostgreSQL", "MySQL"])

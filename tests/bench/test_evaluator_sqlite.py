@@ -106,6 +106,22 @@ def test_case(pred_sqls, sol_sqls, db_path, conn, conditions):
     assert result.absent_table == "no such table: nowhere"
 
 
+STRING_ARGUMENT = """
+def test_case(pred_sqls, sol_sqls, db_path, conn, conditions):
+    rows, error, timeout = execute_queries("SELECT COUNT(*) FROM orders", db_path, conn)
+    assert (rows, error, timeout) == ([(4,)], False, False), (rows, error, timeout)
+    assert ex_base(pred_sqls[0], "SELECT 4", db_path, conn, conditions) == 1
+"""
+
+
+def test_execute_queries_takes_a_string_as_one_statement(sqlite_evaluator, task):
+    # the official SQLite helper wraps a string in a list; iterating over its
+    # characters would run "S", "E", ... and fail
+    item = task(preprocess=SHOP, sol=["SELECT 1"], tests=[STRING_ARGUMENT])
+    result = sqlite_evaluator.score(item, ["SELECT COUNT(*) FROM orders"])
+    assert result.status == Status.PASSED, result.reason
+
+
 def test_empty_results_never_match(sqlite_evaluator, task, tests_sources):
     empty = ["SELECT customer FROM orders WHERE amount > 100"]
     item = task(preprocess=SHOP, sol=empty, tests=[tests_sources["sqlite_ex_base"]])

@@ -95,6 +95,7 @@ def evaluate(
         engines=engines,
         inputs=inputs,
         seconds=time.perf_counter() - started,
+        today=request.options.today,
     )
     write_report(request.out, report)
     return report

@@ -9,6 +9,7 @@ runs what it is given.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -49,6 +50,8 @@ class TaskJob(BaseModel):
     conditions: dict[str, Any] = Field(default_factory=dict)
     phases: list[Phase]
     test_timeout_s: float = 120.0
+    now: datetime | None = None
+    """``--today``: the instant the clock shows (SQLite and MySQL; PostgreSQL keeps its own)."""
 
 
 class CaseOutcome(BaseModel):

@@ -169,6 +169,11 @@ class TaskResult(BaseModel):
     absent_table: str | None = None
     """Set when the SQL under test failed on a table the task does not create: it was
     written for the original database, which the official evaluator has and this one lacks."""
+    clock: list[str] = Field(default_factory=list)
+    """What reads the current date or time in the task's SQL or test code (``bench/clock.py``):
+    the verdict can change from one day to the next."""
+    clock_fixed: bool = False
+    """``--today`` fixed every one of those clock readers."""
 
     @property
     def key(self) -> TaskKey:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from contextlib import suppress
+from datetime import datetime
 from pathlib import Path
 
 from acts_sql.bench.databases import DatabaseFactory, FreshDatabase
@@ -57,14 +58,20 @@ class PreparedDatabase:
             self.fresh.drop()
 
 
-def prepare_database(factory: DatabaseFactory, task: Task) -> PreparedDatabase:
-    """Create the task's fresh database and run its ``preprocess_sql`` (errors are kept)."""
+def prepare_database(
+    factory: DatabaseFactory, task: Task, now: datetime | None = None
+) -> PreparedDatabase:
+    """Create the task's fresh database and run its ``preprocess_sql`` (errors are kept).
+
+    ``now`` (``--today``) is the clock ``preprocess_sql`` reads (SQLite, MySQL); the
+    agent's own queries afterwards read the real one.
+    """
     fresh = factory.create(task.db_id)
     target = fresh.target
     try:
         if target.dialect == "SQLite":
             reset_sqlite_file(target.name)
-        helpers = make_helpers(target)
+        helpers = make_helpers(target, now)
         try:
             conn = helpers.connect()
             statements = [persistent(sql) for sql in task.preprocess_sql]

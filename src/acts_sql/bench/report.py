@@ -11,7 +11,7 @@ import math
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -86,6 +86,13 @@ class EvalReport(BaseModel):
     """gold mode: evaluable tasks whose solution did not pass; issue mode: issue SQL that passed."""
     absent_tables: list[str] = Field(default_factory=list)
     """Errors on a table the task does not create (SQL written for the original database)."""
+    today: str | None = None
+    """``--today``: the day the clock was fixed to (SQLite and MySQL), or None (the real clock)."""
+    clock_dependent: list[str] = Field(default_factory=list)
+    """Evaluated tasks that read the clock and were not run on a fixed one: the verdict can
+    change from day to day."""
+    clock_fixed: list[str] = Field(default_factory=list)
+    """Evaluated tasks that read the clock and ran on the ``--today`` clock."""
     seconds: float = 0.0
 
 
@@ -107,6 +114,7 @@ def build_report(
     engines: dict[str, str] | None = None,
     inputs: dict[str, str] | None = None,
     seconds: float = 0.0,
+    today: date | None = None,
 ) -> EvalReport:
     """The report of one evaluation run."""
     scored = [r for r in results if r.status != Status.NOT_EVALUABLE]
@@ -131,6 +139,9 @@ def build_report(
         passed_ids=[_label(r) for r in results if r.status == Status.PASSED],
         unexpected=unexpected,
         absent_tables=[_label(r) for r in results if r.absent_table],
+        today=today.isoformat() if today else None,
+        clock_dependent=[_label(r) for r in scored if r.clock and not r.clock_fixed],
+        clock_fixed=[_label(r) for r in scored if r.clock_fixed],
         seconds=round(seconds, 1),
     )
 
@@ -191,6 +202,7 @@ def render_markdown(report: EvalReport) -> str:
             + ", ".join(report.absent_tables),
             "",
         ]
+    lines += clock_lines(report)
     if isinstance(report, BenchReport):
         lines += [f"Method `{report.method}`, LLM `{report.llm}`.", ""]
         lines += usage_lines(report.usage)
@@ -204,6 +216,28 @@ def render_markdown(report: EvalReport) -> str:
         lines.append(f"| {dialect} | {here} | {report.official_engines[dialect]} |")
     lines += ["", *[f"- {note}" for note in report.notes], ""]
     return "\n".join(lines)
+
+
+def clock_lines(report: EvalReport) -> list[str]:
+    """What the report says about tasks that read the clock."""
+    lines = []
+    if report.clock_fixed:
+        lines.append(
+            f"{len(report.clock_fixed)} tasks read the clock and ran with it fixed at "
+            f"{report.today} 12:00:00 UTC (`--today`)."
+        )
+    if report.clock_dependent:
+        why = (
+            "PostgreSQL's clock (and Python's in test code, and MySQL's SYSDATE()) cannot be "
+            "fixed here"
+            if report.today
+            else "pass `--today YYYY-MM-DD` to fix the clock for SQLite and MySQL"
+        )
+        lines.append(
+            f"{len(report.clock_dependent)} tasks read the current date or time, so their "
+            f"verdict can change from day to day ({why}): " + ", ".join(report.clock_dependent)
+        )
+    return [*lines, ""] if lines else []
 
 
 def write_results(path: Path, results: Iterable[TaskResult]) -> None:
@@ -296,6 +330,7 @@ def build_bench_report(
     engines: dict[str, str] | None = None,
     inputs: dict[str, str] | None = None,
     seconds: float = 0.0,
+    today: date | None = None,
 ) -> BenchReport:
     base = build_report(
         [r.result() for r in records],
@@ -303,6 +338,7 @@ def build_bench_report(
         engines=engines,
         inputs=inputs,
         seconds=seconds,
+        today=today,
     )
     return BenchReport(**base.model_dump(), method=method, llm=llm, usage=usage_of(records))
 

@@ -113,6 +113,9 @@ class BenchRecord(BaseModel):
     seconds: float = 0.0
     eval_seconds: float = 0.0
     trace_file: str | None = None
+    clock: list[str] = Field(default_factory=list)
+    """What reads the clock in the task's SQL or tests (`TaskResult.clock`)."""
+    clock_fixed: bool = False
 
     @property
     def key(self) -> TaskKey:
@@ -127,6 +130,8 @@ class BenchRecord(BaseModel):
             status=self.status,
             reason=self.reason,
             seconds=self.eval_seconds,
+            clock=self.clock,
+            clock_fixed=self.clock_fixed,
         )
 
 
@@ -239,7 +244,7 @@ class BenchRun:
         if factory is None:
             return self._record(item, Status.NOT_EVALUABLE, f"no {task.dialect} server here")
         try:
-            prepared = prepare_database(factory, task)
+            prepared = prepare_database(factory, task, self.request.options.now)
         except DatabaseSetupError as exc:
             return self._record(item, Status.ERROR, f"bench: {exc}")
         try:
@@ -294,6 +299,8 @@ class BenchRun:
             seconds=usage.seconds,
             eval_seconds=scored.seconds,
             trace_file=trace_file,
+            clock=scored.clock,
+            clock_fixed=scored.clock_fixed,
         )
 
     # -- the run ---------------------------------------------------------------------------
@@ -347,6 +354,7 @@ class BenchRun:
                 **{name: str(value) for name, value in self.spec.correct_options().items()},
             },
             seconds=time.perf_counter() - started,
+            today=self.request.options.today,
         )
         write_results(self.out / "results.jsonl", [r.result() for r in ordered])
         write_report(self.out, report)

@@ -22,10 +22,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from acts_sql.bench.clock import clock_fixed, clock_readers, fixed_now
 from acts_sql.bench.databases import (
     OFFICIAL_PG_TIMEZONE,
     DatabaseFactory,
@@ -34,7 +36,7 @@ from acts_sql.bench.databases import (
     SQLiteFactory,
 )
 from acts_sql.bench.errors import DatabaseSetupError
-from acts_sql.bench.evaluability import check_task
+from acts_sql.bench.evaluability import check_task, required_statements
 from acts_sql.bench.isolation import IsolatedRun, WorkerPool
 from acts_sql.bench.jobs import DatabaseTarget, JobOutcome, Phase, PhaseOutcome, TaskJob
 from acts_sql.bench.models import Dialect, EvalMode, ScoredTask, Status, TaskResult
@@ -58,6 +60,12 @@ class EvalOptions(BaseModel):
     test_timeout_s: float = Field(default=120.0, gt=0)
     servers: ServerURLs = Field(default_factory=ServerURLs)
     pg_timezone: str | None = OFFICIAL_PG_TIMEZONE
+    today: date | None = None
+    """Run with the clock at noon UTC of this day (SQLite, MySQL; see ``bench/clock.py``)."""
+
+    @property
+    def now(self) -> datetime | None:
+        return fixed_now(self.today) if self.today is not None else None
 
 
 class Evaluator:
@@ -166,6 +174,7 @@ class Evaluator:
             conditions=solution.conditions,
             phases=phases,
             test_timeout_s=self.options.test_timeout_s,
+            now=self.options.now,
         )
 
     def score(self, item: ScoredTask, prediction: list[str] | None = None) -> TaskResult:
@@ -173,7 +182,18 @@ class Evaluator:
         started = time.perf_counter()
         result = self._score(item, prediction)
         result.seconds = round(time.perf_counter() - started, 3)
+        result.clock = self.clock_of(item, prediction)
+        result.clock_fixed = clock_fixed(item.task.dialect, result.clock, self.options.today)
         return result
+
+    def clock_of(self, item: ScoredTask, prediction: list[str] | None) -> list[str]:
+        """What reads the clock in the SQL that runs for this task and in its test code."""
+        statements = [
+            *required_statements(item),
+            *(self.statements_under_test(item, prediction) or []),
+        ]
+        tests = item.solution.test_cases if item.solution else []
+        return clock_readers(statements, tests)
 
     def _score(self, item: ScoredTask, prediction: list[str] | None) -> TaskResult:
         task = item.task

@@ -11,6 +11,7 @@ that connection with ``pred_query_result`` set to their last rows; last,
 from __future__ import annotations
 
 import traceback
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,8 @@ from acts_sql.bench.testcases import run_test_case
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-def make_helpers(target: DatabaseTarget) -> HelperSet:
-    """The dialect's official helpers bound to the job's database."""
+def make_helpers(target: DatabaseTarget, now: datetime | None = None) -> HelperSet:
+    """The dialect's official helpers bound to the job's database (``now``: a fixed clock)."""
     if target.dialect == "PostgreSQL":
         from acts_sql.bench.helpers.postgresql import PostgresHelpers
         from acts_sql.bench.servers import postgres_connect_kwargs
@@ -43,10 +44,10 @@ def make_helpers(target: DatabaseTarget) -> HelperSet:
         from acts_sql.bench.servers import mysql_connect_kwargs
 
         url = _server(target)
-        return MySQLHelpers(lambda name: mysql_connect_kwargs(url, name), target.name)
+        return MySQLHelpers(lambda name: mysql_connect_kwargs(url, name), target.name, now)
     from acts_sql.bench.helpers.sqlite import SQLiteHelpers
 
-    return SQLiteHelpers(target.name)
+    return SQLiteHelpers(target.name, now)
 
 
 def _server(target: DatabaseTarget) -> str:
@@ -133,7 +134,7 @@ def run_job(job: TaskJob) -> JobOutcome:
         for phase in job.phases:
             if job.target.dialect == "SQLite":
                 reset_sqlite_file(job.target.name)
-            helpers = make_helpers(job.target)
+            helpers = make_helpers(job.target, job.now)
             try:
                 outcome.phases.append(run_phase(job, phase, helpers))
             finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
@@ -89,6 +90,23 @@ MyOpt = Annotated[
     str | None,
     typer.Option(help="MySQL/MariaDB server URL (default: $ACTS_SQL_BENCH_MYSQL_URL)"),
 ]
+TodayOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="YYYY-MM-DD: score with the clock at noon UTC of that day (SQLite and MySQL; "
+        "PostgreSQL keeps the real clock); tasks that read the clock are listed in the report"
+    ),
+]
+
+
+def parse_today(value: str | None) -> date | None:
+    """The ``--today`` day, or None; a bad value is bad input."""
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise fail(f"--today {value!r}: expected a date as YYYY-MM-DD") from None
 
 
 @contextmanager
@@ -208,9 +226,11 @@ def eval_bird_critic(
     mysql_url: MyOpt = None,
     task_timeout: Annotated[float, typer.Option(help="seconds per task")] = 300.0,
     test_timeout: Annotated[float, typer.Option(help="seconds per test case")] = 120.0,
+    today: TodayOpt = None,
 ) -> None:
     """Score predictions on BIRD-CRITIC exactly as the official evaluator does."""
     console = make_console(stderr=True)
+    fixed_day = parse_today(today)
     with command_errors(out, lambda: f"eval bird-critic; no report was written to {out}"):
         writable_dir(out, "--out")
         request = EvalRequest(
@@ -224,6 +244,7 @@ def eval_bird_critic(
                 task_timeout_s=task_timeout,
                 test_timeout_s=test_timeout,
                 servers=ServerURLs.resolve(pg_url, mysql_url),
+                today=fixed_day,
             ),
             filter=make_filter(sets, dialects, categories, ids, limit, evaluable_only),
         )
@@ -279,6 +300,7 @@ def bench_bird_critic(
     ] = None,
     pg_url: PgOpt = None,
     mysql_url: MyOpt = None,
+    today: TodayOpt = None,
 ) -> None:
     """Run a correction method over BIRD-CRITIC tasks and score its predictions.
 
@@ -287,6 +309,7 @@ def bench_bird_critic(
     and report.md. Re-running into the same --out skips the tasks already done.
     """
     console = make_console(stderr=True)
+    fixed_day = parse_today(today)
     seen: list[ProgressHooks] = []
 
     def finished() -> int:
@@ -319,7 +342,9 @@ def bench_bird_critic(
                 temperature=temperature,
             ),
             filter=make_filter(sets, dialects, categories, ids, limit, False),
-            options=EvalOptions(workers=workers, servers=ServerURLs.resolve(pg_url, mysql_url)),
+            options=EvalOptions(
+                workers=workers, servers=ServerURLs.resolve(pg_url, mysql_url), today=fixed_day
+            ),
             evaluable_only=not all_tasks,
         )
         label = f"bench {request.method.label}"
@@ -365,6 +390,7 @@ def bench_candidates(
     mysql_url: MyOpt = None,
     task_timeout: Annotated[float, typer.Option(help="seconds per candidate")] = 300.0,
     test_timeout: Annotated[float, typer.Option(help="seconds per test case")] = 120.0,
+    today: TodayOpt = None,
 ) -> None:
     """Score every candidate SQL of a finished run: was the right SQL generated, and selected?
 
@@ -374,6 +400,7 @@ def bench_candidates(
     candidates.jsonl are skipped. `bench compare` reads it.
     """
     console = make_console(stderr=True)
+    fixed_day = parse_today(today)
     with command_errors(
         run, lambda: f"bench candidates; the tasks scored so far are kept in {run}/candidates.jsonl"
     ):
@@ -386,6 +413,7 @@ def bench_candidates(
                 task_timeout_s=task_timeout,
                 test_timeout_s=test_timeout,
                 servers=ServerURLs.resolve(pg_url, mysql_url),
+                today=fixed_day,
             ),
         )
 

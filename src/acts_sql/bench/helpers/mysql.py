@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
-from datetime import date
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
 from typing import Any, TypeAlias
 
 import pymysql  # type: ignore[import-untyped]
@@ -78,9 +78,17 @@ class MySQLHelpers:
     test_prefix = TEST_PREFIX
     test_call = TEST_CALL
 
-    def __init__(self, connect_kwargs: Callable[[str], dict[str, Any]], db_name: str) -> None:
+    def __init__(
+        self,
+        connect_kwargs: Callable[[str], dict[str, Any]],
+        db_name: str,
+        now: datetime | None = None,
+    ) -> None:
         self.connect_kwargs = connect_kwargs
         self.db_name = db_name
+        self.now = now
+        """With ``now`` (``--today``), every connection's clock shows that instant
+        (``SET timestamp``: NOW(), CURDATE(), CURRENT_TIMESTAMP ...; not SYSDATE())."""
         self._opened: list[Connection] = []
         self._timeout_style: str | None = None
 
@@ -89,6 +97,9 @@ class MySQLHelpers:
             raise pymysql.err.OperationalError(2000, "connection pool exhausted")
         conn = pymysql.connect(**self.connect_kwargs(db_name))
         self._opened.append(conn)
+        if self.now is not None:
+            with conn.cursor() as cursor:
+                cursor.execute(f"SET timestamp = {int(self.now.timestamp())}")
         return conn
 
     def connect(self) -> Connection:
@@ -146,7 +157,9 @@ class MySQLHelpers:
         finally:
             cursor.close()
 
-    def run(self, queries: list[str], conn: Connection, *, solution: bool = True) -> ExecOutcome:
+    def run(
+        self, queries: Sequence[str], conn: Connection, *, solution: bool = True
+    ) -> ExecOutcome:
         """``execute_queries`` with the reasons kept: every statement runs, errors are noted."""
         outcome = ExecOutcome()
         for number, query in enumerate(queries, start=1):
@@ -168,7 +181,7 @@ class MySQLHelpers:
 
     def execute_queries(
         self,
-        queries: list[str],
+        queries: list[str] | str,
         db_name: str,
         conn: Connection,
         logger: Any = None,
@@ -177,7 +190,8 @@ class MySQLHelpers:
     ) -> tuple[Any, bool, bool, str]:
         """(last successful rows, execution error, timeout, error text); errors do not stop it.
 
-        Like the official helper, a statement time-out counts as an execution error here.
+        Like the official helper, a statement time-out counts as an execution error here,
+        and a string is not wrapped in a list: each of its characters runs (and fails).
         """
         outcome = self.run(queries, conn, solution=is_solution)
         failed = outcome.error or outcome.timeout

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, TypeAlias
 
@@ -115,7 +115,9 @@ class PostgresHelpers:
                 cursor.execute("SET statement_timeout = '60s';")
             cursor.close()
 
-    def run(self, queries: list[str], conn: Connection, *, solution: bool = True) -> ExecOutcome:
+    def run(
+        self, queries: Sequence[str], conn: Connection, *, solution: bool = True
+    ) -> ExecOutcome:
         """``execute_queries`` with the reasons kept: stop at the first error."""
         outcome = ExecOutcome()
         for number, query in enumerate(queries, start=1):
@@ -142,13 +144,17 @@ class PostgresHelpers:
 
     def execute_queries(
         self,
-        queries: list[str],
+        queries: list[str] | str,
         db_name: str,
         conn: Connection,
         logger: Any = None,
         section_title: str = "",
     ) -> tuple[Any, bool, bool]:
-        """(last rows, execution error, timeout), stopping at the first error."""
+        """(last rows, execution error, timeout), stopping at the first error.
+
+        As in the official helper a string is not wrapped in a list: its
+        characters run one by one, and the first fails (SQLite's helper differs).
+        """
         outcome = self.run(queries, conn)
         return outcome.rows, outcome.error, outcome.timeout
 

@@ -30,6 +30,7 @@ from acts_sql.bench.helpers.common import (
     counts_as_missing,
     statement_timeout_s,
 )
+from acts_sql.bench.helpers.sqlite_clock import FixedClock
 
 TEST_PREFIX = "import datetime\nfrom datetime import date\n"
 TEST_CALL = "\n__test_case_result__ = test_case(pred_sqls, sol_sqls, db_path, conn, **kwargs)"
@@ -167,11 +168,13 @@ class SQLiteHelpers:
     test_call = TEST_CALL
     default_test_case = DEFAULT_TEST_CASE
 
-    def __init__(self, db_path: str) -> None:
+    def __init__(self, db_path: str, now: datetime | None = None) -> None:
         self.db_path = db_path
         self.db_name = db_path
         self._opened: list[sqlite3.Connection] = []
         self._interrupted = False
+        self._clock = FixedClock(now) if now is not None else None
+        """With ``now`` (``--today``), every connection opened here reads that instant."""
 
     def connect(self) -> sqlite3.Connection:
         """The phase's connection, opened as the official evaluator opens it (with SELECT 1)."""
@@ -183,6 +186,8 @@ class SQLiteHelpers:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
         self._opened.clear()
+        if self._clock is not None:
+            self._clock.close()
 
     def _guard(self, conn: sqlite3.Connection, query: str) -> None:
         deadline = time.monotonic() + statement_timeout_s(query)
@@ -209,6 +214,8 @@ class SQLiteHelpers:
                 raise FileNotFoundError(f"Database not found: {db_path}")
             conn = sqlite3.connect(f"file:{db_path}?mode=rw", uri=True, timeout=query_timeout)
             conn.execute(f"PRAGMA busy_timeout = {query_timeout * 1000}")
+            if self._clock is not None:
+                self._clock.install(conn)
             self._opened.append(conn)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = OFF")
@@ -264,15 +271,19 @@ class SQLiteHelpers:
 
     def execute_queries(
         self,
-        queries: list[str],
+        queries: list[str] | str,
         db_path: str,
         conn: sqlite3.Connection,
         logger: Any = None,
         section_title: str = "",
         return_error: bool = False,
     ) -> tuple[Any, ...]:
-        """(last rows, execution error, timeout[, error text]), stopping at the first error."""
-        outcome = self.run(queries, conn)
+        """(last rows, execution error, timeout[, error text]), stopping at the first error.
+
+        A string is one statement (the official SQLite helper wraps it in a list;
+        the PostgreSQL and MySQL ones do not, and iterate over its characters).
+        """
+        outcome = self.run([queries] if isinstance(queries, str) else queries, conn)
         if return_error:
             text = "".join(f"{m}\n" for m in outcome.messages)
             return outcome.rows, outcome.error, outcome.timeout, text
