@@ -64,6 +64,11 @@ class RunRegistry:
             journal.start(self._forget)
 
     @property
+    def journal(self) -> RunJournal | None:
+        """The journal writing runs to the durable store; None: runs are kept in memory."""
+        return self._journal
+
+    @property
     def active(self) -> int:
         with self._lock:
             return self._active
@@ -171,13 +176,10 @@ class RunRegistry:
             outcome = ErrorBody(
                 code=ErrorCode.INTERNAL_ERROR, message=f"internal error ({type(exc).__name__})"
             )
-        # free the slot before anyone can see the outcome, so that a client that
-        # got its result may start the next run at once
-        self._release()
         if isinstance(outcome, CorrectionResult):
-            self._end(run, RunState.FINISHED, result=outcome, wait=True)
+            self._end(run, RunState.FINISHED, result=outcome, wait=True, release=True)
         else:
-            self._end(run, RunState.FAILED, outcome, wait=True)
+            self._end(run, RunState.FAILED, outcome, wait=True, release=True)
 
     def _end(
         self,
@@ -187,18 +189,24 @@ class RunRegistry:
         *,
         result: CorrectionResult | None = None,
         wait: bool = False,
+        release: bool = False,
     ) -> bool:
         """End the run (unless it has ended already): store it, then show it.
 
         With `wait` (a worker thread; never the event loop) the run is shown
         only once its end is committed, so whoever sees it finished finds it
-        in the store after a restart.
+        in the store after a restart. With `release` the run's slot is freed
+        after that and before anyone can see the outcome, so a client that
+        got its result may start the next run at once (and the worker thread
+        is free for it: the pool has one per slot).
         """
         ending = run.settle(state, result=result, error=error)
+        if ending is not None and self._journal is not None:
+            self._journal.ended(run, ending, wait=wait)
+        if release:
+            self._release()
         if ending is None:
             return False
-        if self._journal is not None:
-            self._journal.ended(run, ending, wait=wait)
         run.publish()
         if self._journal is None:
             with self._lock:

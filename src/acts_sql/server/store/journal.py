@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 from acts_sql.engine.trace import TraceEvent
@@ -46,6 +47,10 @@ class RunJournal:
         self._thread = threading.Thread(target=self._loop, name="acts-sql-store", daemon=True)
         self.commits = 0
         """Transactions committed so far."""
+        self.writes = 0
+        """Writes (runs created, events, ends) committed so far."""
+        self.writer_cpu_s = 0.0
+        """CPU time the writer thread spent writing (scripts/store_overhead.py)."""
 
     def start(self, on_durable: Callable[[list[str]], None] | None = None) -> None:
         """Start writing; `on_durable(run_ids)` hears of runs whose end is committed."""
@@ -124,14 +129,17 @@ class RunJournal:
 
     def _commit(self, batch: list[Op]) -> None:
         ended = [op for op in batch if isinstance(op, Ended)]
+        began = time.thread_time()
         try:
             self.store.write(batch)
             ok = True
             self.commits += 1
+            self.writes += len(batch)
         except Exception:  # the store failed; the service goes on without it
             where, count = self.store.description, len(batch)
             log.exception("the run store %s could not write %d changes", where, count)
             ok = False
+        self.writer_cpu_s += time.thread_time() - began
         if ok and ended and self._on_durable is not None:
             self._on_durable([op.run.id for op in ended])
         for op in ended:
