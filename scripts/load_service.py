@@ -5,12 +5,19 @@ By default it starts `acts-sql serve` itself (a second process, on a free
 the numbers are the service's own overhead plus the engine's work on SQLite;
 no model is involved. It sends a fixed number of requests from N concurrent
 clients (keep-alive connections), each with a timeout, then stops the
-service and prints a summary (and JSON with --json). It only ever talks to
-loopback addresses.
+service and prints a summary (and JSON with --json), with the CPU time the
+service process used per request (Linux: /proc), which other jobs on the
+machine disturb less than the rate. It only ever talks to loopback addresses.
 
     .venv/bin/python scripts/load_service.py                  # 400 requests, 8 clients
     .venv/bin/python scripts/load_service.py --requests 1000 --clients 8 --json
     .venv/bin/python scripts/load_service.py --url http://127.0.0.1:8000 --token T --database demo
+    .venv/bin/python scripts/load_service.py --store memory        # runs kept in memory only
+    .venv/bin/python scripts/load_service.py --store postgresql://u:pw@127.0.0.1:5432/runs
+
+The service's run store is the default SQLite file (in the temporary
+directory) unless --store names another: "memory", "sqlite" or a
+postgresql:// URL; --store-batch sets its [store] max_batch.
 """
 
 from __future__ import annotations
@@ -53,6 +60,12 @@ def parse_args() -> argparse.Namespace:
         "--baseline", type=int, default=50, help="also time N corrections in-process (0: no)"
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--store",
+        default="sqlite",
+        help='the started service\'s run store: "sqlite" (default), "memory", postgresql://...',
+    )
+    p.add_argument("--store-batch", type=int, help="[store] max_batch (default: the service's)")
     args = p.parse_args()
     if args.requests < 1 or args.clients < 1 or args.requests > 100_000:
         p.error("--requests must be 1..100000 and --clients at least 1")
@@ -77,7 +90,7 @@ def free_port() -> int:
 class OwnService:
     """`acts-sql serve` in a subprocess, with a temporary configuration."""
 
-    def __init__(self, clients: int) -> None:
+    def __init__(self, clients: int, store: str, store_batch: int | None) -> None:
         from acts_sql.demo import demo_db_path
 
         self.token = secrets.token_urlsafe(24)
@@ -94,6 +107,9 @@ class OwnService:
             f"max_concurrent_runs = {clients}\n"
             "[databases.demo]\n"
             f"url = {json.dumps('sqlite:///' + str(demo_db_path()))}\n"
+            "[store]\n"
+            + ("" if store == "sqlite" else f"url = {json.dumps(store)}\n")
+            + ("" if store_batch is None else f"max_batch = {store_batch}\n")
         )
         acts_sql = Path(sys.executable).parent / "acts-sql"
         self._log = open(Path(self._dir.name) / "serve.log", "w+")  # noqa: SIM115
@@ -114,6 +130,14 @@ class OwnService:
                     self.stop()
                     raise SystemExit("acts-sql serve did not start:\n" + self._log.read()) from None
                 time.sleep(0.1)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system) the service process has used so far; None off Linux."""
+        try:
+            fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         if self._proc.poll() is None:
@@ -212,9 +236,18 @@ def baseline(runs: int) -> float:
     return statistics.mean(times)
 
 
+def _shown(store: str) -> str:
+    """The store without its password."""
+    if "://" not in store:
+        return store
+    from acts_sql.db.url import parse_url
+
+    return parse_url(store).redacted()
+
+
 def main() -> int:
     args = parse_args()
-    service = None if args.url else OwnService(args.clients)
+    service = None if args.url else OwnService(args.clients, args.store, args.store_batch)
     url = args.url or service.url  # type: ignore[union-attr]
     token = args.token or service.token  # type: ignore[union-attr]
     database = args.database if args.url else "demo"
@@ -230,6 +263,7 @@ def main() -> int:
                 timeout=args.timeout,
                 max_seconds=args.max_seconds,
             )
+        cpu_before = service.cpu_seconds() if service is not None else None
         run = load(
             url,
             token,
@@ -239,6 +273,7 @@ def main() -> int:
             timeout=args.timeout,
             max_seconds=args.max_seconds,
         )
+        cpu_after = service.cpu_seconds() if service is not None else None
     finally:
         if service is not None:
             service.stop()
@@ -246,6 +281,7 @@ def main() -> int:
     summary: dict[str, Any] = {
         "requests": len(lat),
         "clients": args.clients,
+        "store": None if args.url else _shown(args.store),
         "statuses": run["statuses"],
         "accepted": run["accepted"],
         "seconds": round(run["wall"], 3),
@@ -258,6 +294,8 @@ def main() -> int:
             "mean": round(statistics.mean(lat) * 1000, 1) if lat else None,
         },
     }
+    if cpu_before is not None and cpu_after is not None and lat:
+        summary["service_cpu_ms_per_request"] = round((cpu_after - cpu_before) / len(lat) * 1000, 2)
     if args.baseline and not args.url:
         summary["in_process_correction_ms"] = round(baseline(args.baseline) * 1000, 2)
     if args.json:
@@ -265,11 +303,14 @@ def main() -> int:
     else:
         ms = summary["latency_ms"]
         print(
-            f"{summary['requests']} requests, {args.clients} clients, {summary['seconds']} s: "
+            f"{summary['requests']} requests, {args.clients} clients, store {summary['store']}, "
+            f"{summary['seconds']} s: "
             f"{summary['requests_per_second']} req/s; latency p50 {ms['p50']} ms, "
             f"p95 {ms['p95']} ms, p99 {ms['p99']} ms, max {ms['max']} ms; "
             f"statuses {summary['statuses']}, accepted {summary['accepted']}"
         )
+        if "service_cpu_ms_per_request" in summary:
+            print(f"service CPU per request: {summary['service_cpu_ms_per_request']} ms")
         if "in_process_correction_ms" in summary:
             print(f"one correction in-process (no HTTP): {summary['in_process_correction_ms']} ms")
     failed = len(lat) != args.requests or run["accepted"] != len(lat)

@@ -40,8 +40,12 @@ def service_config(
     limits: dict[str, Any] | None = None,
     databases: dict[str, dict[str, Any]] | None = None,
     tokens: list[str] | None = None,
+    store: dict[str, Any] | None = None,
 ) -> Path:
-    """A configuration file; the scripted LLM replays `script` (default: Figure 3)."""
+    """A configuration file; the scripted LLM replays `script` (default: Figure 3).
+
+    Runs are stored in service.runs.sqlite next to it unless `store` says otherwise.
+    """
     replies = script if script is not None else demo_script("figure3")
     encoded = {
         k: [r if isinstance(r, str) else json.dumps(r) for r in v] for k, v in replies.items()
@@ -59,6 +63,9 @@ def service_config(
     for name, table in dbs.items():
         lines += ["", f"[databases.{name}]"]
         lines += [f"{key} = {toml_value(value)}" for key, value in table.items()]
+    if store:
+        lines += ["", "[store]"]
+        lines += [f"{key} = {toml_value(value)}" for key, value in store.items()]
     path = tmp_path / "service.toml"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -15,6 +15,7 @@ import pytest
 from acts_sql.demo import demo_db_path
 from acts_sql.errors import ConfigError
 from acts_sql.server import load_config
+from server.process import free_port
 from server.service import TOKEN, service_config
 
 DEMO = f"sqlite:///{demo_db_path()}"
@@ -123,7 +124,7 @@ def test_serve_with_a_bad_configuration_exits_2_with_one_line(tmp_path: Path, te
 
 def test_serve_starts_and_answers(tmp_path: Path):
     config = service_config(tmp_path)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [ACTS_SQL, "serve", "--config", str(config), "--port", str(port)],
         stdout=subprocess.PIPE,
@@ -150,11 +151,3 @@ def test_serve_starts_and_answers(tmp_path: Path):
         output, _ = proc.communicate(timeout=15)
     assert '"GET /runs/r1?key=[redacted] HTTP/1.1" 4' in output, output
     assert "SeCrEtViEwKeY" not in output
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

@@ -1,8 +1,9 @@
 """The FastAPI application: `create_app(config)`.
 
-The app owns its run registry (``app.state.registry``); nothing else in the
-service is mutable or global. Middleware order, outermost first: auth, body
-size limit, then FastAPI's routing and error handlers.
+The app owns its run registry (``app.state.registry``) and through it the
+run store; nothing else in the service is mutable or global. Middleware
+order, outermost first: auth, body size limit, then FastAPI's routing and
+error handlers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from acts_sql.server.execution import make_work
 from acts_sql.server.middleware import AuthMiddleware, BodyLimitMiddleware
 from acts_sql.server.routes import build_router
 from acts_sql.server.runs import RunRegistry
+from acts_sql.server.store import RunJournal, open_store
 
 API_VERSION = "1.0.0"
 SWEEP_SECONDS = 0.5
@@ -44,7 +46,9 @@ def create_app(
     `llm` overrides how each run's backend is made (tests inject scripted
     backends this way). With `check`, every database is opened once and the
     LLM SPEC is parsed now: a bad one raises (ConfigError, DatabaseOpenError)
-    before the service starts.
+    before the service starts. The run store is opened in any case (runs a
+    previous process left in progress become interrupted); one that cannot
+    be opened raises ConfigError.
     """
     catalog = DatabaseCatalog(config.databases)
     backends = BackendFactory(config.llm, llm)
@@ -52,11 +56,14 @@ def create_app(
         catalog.check()
         backends.check()
     limits = config.limits
+    store = open_store(config.store)
     registry = RunRegistry(
         make_work(catalog, backends),
         max_active=limits.max_concurrent_runs,
-        keep_finished=limits.keep_finished_runs,
+        keep_finished=config.store.max_runs,
+        max_age_s=config.store.max_age_s,
         grace_seconds=limits.grace_seconds,
+        journal=None if store is None else RunJournal(store, max_batch=config.store.max_batch),
     )
 
     @contextlib.asynccontextmanager
@@ -96,11 +103,18 @@ async def _sweep(registry: RunRegistry) -> None:
 
 def openapi_document() -> dict[str, object]:
     """The service's OpenAPI document (it does not depend on the configuration)."""
-    from acts_sql.server.config import AuthConfig, DatabaseConfig, LLMConfig
+    from acts_sql.server.config import (
+        MEMORY_STORE,
+        AuthConfig,
+        DatabaseConfig,
+        LLMConfig,
+        StoreConfig,
+    )
 
     placeholder = ServiceConfig(
         llm=LLMConfig(spec="scripted:unused.json"),
         auth=AuthConfig(tokens=["placeholder-token-0000"]),
         databases={"example": DatabaseConfig(url="sqlite:///unused.db")},
+        store=StoreConfig(url=MEMORY_STORE),
     )
     return create_app(placeholder, check=False).openapi()

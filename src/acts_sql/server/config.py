@@ -13,6 +13,9 @@
     url = "sqlite:////srv/shop.db"
     writes = "none"                      # or "copy": writes run on a throw-away copy
 
+    [store]                              # where runs are kept (default: a SQLite file
+    max_runs = 1000                      # next to this file, <name>.runs.sqlite)
+
 Everything a run may touch is named here; clients only name a configured
 database. A bad file raises ConfigError with a one-line reason.
 """
@@ -24,9 +27,16 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from acts_sql.errors import ConfigError
 from acts_sql.sql.dialects import get_dialect
@@ -84,7 +94,7 @@ class LimitsConfig(_Strict):
     max_text_chars: int = Field(100_000, ge=100)
     """Longest `question` or `sql` accepted."""
     keep_finished_runs: int = Field(1000, ge=1, le=1_000_000)
-    """Finished runs kept in memory for GET /v1/runs/{id} (oldest dropped first)."""
+    """Deprecated: the default of `[store] max_runs` (finished runs kept)."""
 
 
 class DatabaseConfig(_Strict):
@@ -110,12 +120,90 @@ class DatabaseConfig(_Strict):
 
 DatabaseName = Annotated[str, Field(pattern=DATABASE_NAME)]
 
+MEMORY_STORE = "memory"
+POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+DEFAULT_CONFIG_NAME = "acts-sql.toml"
+"""Where a configuration not read from a file is taken to be (for its default store)."""
+STORE_SUFFIX = ".runs.sqlite"
+SECONDS_PER_DAY = 86_400.0
+"""The default store: the configuration file's name with this suffix, next to it."""
+
+
+class StoreConfig(_Strict):
+    """Where runs (request, status, result, events) are kept, and for how long."""
+
+    url: str | None = Field(
+        None, min_length=1, description='postgresql://..., sqlite:///PATH or "memory"'
+    )
+    path: str | None = Field(
+        None, min_length=1, description="a SQLite file, relative to the configuration file"
+    )
+    max_runs: int = Field(1000, ge=1, le=100_000_000)
+    """Finished runs kept; beyond it the oldest are deleted first."""
+    max_age_days: float | None = Field(None, gt=0, le=100_000)
+    """Finished runs older than this (since they were created) are deleted."""
+    max_batch: int = Field(512, ge=1, le=100_000)
+    """The most writes committed in one transaction (1: every event on its own)."""
+
+    @field_validator("url")
+    @classmethod
+    def _known_store(cls, value: str | None) -> str | None:
+        if value is None or value == MEMORY_STORE:
+            return value
+        scheme = value.partition("://")[0].lower() if "://" in value else ""
+        if scheme != "sqlite" and scheme not in POSTGRES_SCHEMES:
+            raise ValueError('give postgresql://..., sqlite:///PATH or "memory"')
+        return value
+
+    @model_validator(mode="after")
+    def _one_place(self) -> StoreConfig:
+        if self.url is not None and self.path is not None:
+            raise ValueError("give either url or path, not both")
+        return self
+
+    @property
+    def max_age_s(self) -> float | None:
+        return None if self.max_age_days is None else self.max_age_days * SECONDS_PER_DAY
+
+    @property
+    def kind(self) -> Literal["memory", "sqlite", "postgresql"]:
+        if self.url == MEMORY_STORE:
+            return "memory"
+        if self.url is not None and self.url.partition("://")[0].lower() in POSTGRES_SCHEMES:
+            return "postgresql"
+        return "sqlite"
+
+    def located(self, config_file: Path) -> StoreConfig:
+        """This store with its SQLite file made absolute (default: next to `config_file`)."""
+        if self.url is not None:
+            return self
+        default = config_file.with_name(config_file.stem + STORE_SUFFIX)
+        path = default if self.path is None else config_file.parent / Path(self.path).expanduser()
+        return self.model_copy(update={"path": str(path.absolute())})
+
 
 class ServiceConfig(_Strict):
     llm: LLMConfig
     auth: AuthConfig = Field(default_factory=AuthConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     databases: dict[DatabaseName, DatabaseConfig]
+    store: StoreConfig = Field(default_factory=StoreConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deprecated_keep(cls, data: Any) -> Any:
+        """`[limits] keep_finished_runs` (the old in-memory bound) is `max_runs`'s default."""
+        if not isinstance(data, Mapping):
+            return data
+        limits, store = data.get("limits"), data.get("store", {})
+        if (
+            isinstance(limits, Mapping)
+            and "keep_finished_runs" in limits
+            and isinstance(store, Mapping)
+            and "max_runs" not in store
+        ):
+            return {**data, "store": {**store, "max_runs": limits["keep_finished_runs"]}}
+        return data
 
     @field_validator("databases")
     @classmethod
@@ -154,13 +242,21 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
         raise ConfigError(f"config {shown}: cannot be read ({exc})", path=shown) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {shown}: not valid TOML ({exc})", path=shown) from None
-    return parse_config(raw, environ, source=shown)
+    return parse_config(raw, environ, source=shown, config_file=Path(path))
 
 
 def parse_config(
-    raw: Mapping[str, object], environ: Mapping[str, str] | None = None, *, source: str = "config"
+    raw: Mapping[str, object],
+    environ: Mapping[str, str] | None = None,
+    *,
+    source: str = "config",
+    config_file: Path | None = None,
 ) -> ServiceConfig:
-    """Validate a parsed TOML document (see `load_config`)."""
+    """Validate a parsed TOML document (see `load_config`).
+
+    A relative (or the default) SQLite store is placed next to `config_file`
+    (default: ./acts-sql.toml, so ./acts-sql.runs.sqlite).
+    """
     env = os.environ if environ is None else environ
     extra = [t.strip() for t in env.get(TOKENS_ENV, "").split(",") if t.strip()]
     data = dict(raw)
@@ -179,7 +275,8 @@ def parse_config(
         raise ConfigError(
             f"config {source}: no bearer token: set [auth] tokens or {TOKENS_ENV}", path=source
         )
-    return config
+    store = config.store.located(config_file or Path(DEFAULT_CONFIG_NAME))
+    return config.model_copy(update={"store": store})
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -74,9 +74,13 @@ class RunState(StrEnum):
     FINISHED = "finished"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
+    INTERRUPTED = "interrupted"
+    """The service stopped (or was killed) while the run was in progress."""
 
 
-TERMINAL_STATES = frozenset({RunState.FINISHED, RunState.FAILED, RunState.TIMED_OUT})
+TERMINAL_STATES = frozenset(
+    {RunState.FINISHED, RunState.FAILED, RunState.TIMED_OUT, RunState.INTERRUPTED}
+)
 
 
 class RunLinks(BaseModel):
@@ -86,7 +90,7 @@ class RunLinks(BaseModel):
 
 
 class RunStatus(BaseModel):
-    """A run that has not finished, or that failed or timed out."""
+    """A run that has not finished, or that failed, timed out or was interrupted."""
 
     run_id: str
     status: RunState

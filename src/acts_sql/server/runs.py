@@ -5,191 +5,31 @@ service. A run keeps going whatever its clients do: a client that
 disconnects can read the result later. Admission is non-blocking: beyond
 `max_active` runs, `submit` raises ``too_many_runs`` (429) at once.
 
-Events reach the run from the worker thread (and from the engine's own
-threads) in any order; each is stored at its ``seq``, and readers only ever
-see the gap-free prefix, so a stream is complete and in order. When the run
-finishes, the result's trace (the authoritative list) replaces them.
+Runs in progress live here (see `acts_sql.server.run`); readers follow them
+from memory. With a journal (a durable store), every run, its events and its
+end are written to the store too, and an ended run leaves memory once its
+end is committed: from then on it is read from the store, after a restart
+too. Without one, the latest `keep_finished` ended runs (and none older than
+`max_age_s`) stay in memory, and a restart forgets them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Literal
 
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError, ConfigError, DatabaseOpenError, LLMError
-from acts_sql.server.auth import new_view_key
 from acts_sql.server.errors import ApiError, ErrorBody, ErrorCode
-from acts_sql.server.models import TERMINAL_STATES, RunState
+from acts_sql.server.models import RunState
+from acts_sql.server.run import Run, RunSpec
+from acts_sql.server.store import RunJournal
 
-
-@dataclass(frozen=True)
-class RunSpec:
-    """What to run: validated against the configuration before it is submitted."""
-
-    kind: Literal["correct", "generate"]
-    database: str
-    question: str
-    sql: str | None
-    method: str
-    dialect: str | None
-    max_llm_calls: int
-    max_nodes: int
-    max_depth: int
-    max_seconds: float
-    execution_tools: bool = True
-    ambiguity_detection: bool = True
-    candidates: int | None = None
-    temperature: float | None = None
-
-
-class Run:
-    """One run: state, events (by seq), result or error. Thread-safe."""
-
-    def __init__(self, spec: RunSpec, *, hard_deadline_s: float) -> None:
-        self.id = uuid.uuid4().hex
-        self.view_key = new_view_key()
-        self.spec = spec
-        self.created_at = time.time()
-        self.started_at: float | None = None
-        self.finished_at: float | None = None
-        self._deadline = time.monotonic() + hard_deadline_s
-        self._lock = threading.Lock()
-        self._state = RunState.QUEUED
-        self._events: list[TraceEvent | None] = []
-        self._ready = 0
-        self._version = 0
-        self._waiters: list[asyncio.Future[None]] = []
-        self.result: CorrectionResult | None = None
-        self.error: ErrorBody | None = None
-
-    # -- reading -----------------------------------------------------------------
-
-    @property
-    def state(self) -> RunState:
-        with self._lock:
-            return self._state
-
-    @property
-    def done(self) -> bool:
-        return self.state in TERMINAL_STATES
-
-    @property
-    def event_count(self) -> int:
-        with self._lock:
-            return self._ready
-
-    @property
-    def version(self) -> int:
-        with self._lock:
-            return self._version
-
-    def events_from(self, start: int) -> tuple[list[TraceEvent], bool]:
-        """The gap-free events from `start` on, and whether no more will come."""
-        with self._lock:
-            ready = [e for e in self._events[start : self._ready] if e is not None]
-            return ready, self._state in TERMINAL_STATES
-
-    # -- writing (worker thread) -------------------------------------------------
-
-    def add_event(self, event: TraceEvent) -> None:
-        """The engine's listener: store the event at its seq and wake readers."""
-        with self._lock:
-            if self._state in TERMINAL_STATES:
-                return
-            if event.seq >= len(self._events):
-                self._events.extend([None] * (event.seq + 1 - len(self._events)))
-            self._events[event.seq] = event
-            while self._ready < len(self._events) and self._events[self._ready] is not None:
-                self._ready += 1
-            waiters = self._bump()
-        _wake(waiters)
-
-    def mark_running(self) -> None:
-        with self._lock:
-            if self._state is RunState.QUEUED:
-                self._state = RunState.RUNNING
-                self.started_at = time.time()
-            waiters = self._bump()
-        _wake(waiters)
-
-    def finish(self, result: CorrectionResult) -> None:
-        with self._lock:
-            if self._state in TERMINAL_STATES:
-                return
-            self.result = result
-            self._events = list(result.trace)
-            self._ready = len(self._events)
-            waiters = self._end(RunState.FINISHED)
-        _wake(waiters)
-
-    def fail(self, error: ErrorBody, state: RunState = RunState.FAILED) -> bool:
-        with self._lock:
-            if self._state in TERMINAL_STATES:
-                return False
-            self.error = error
-            waiters = self._end(state)
-        _wake(waiters)
-        return True
-
-    def overdue(self, now: float) -> bool:
-        return now > self._deadline and not self.done
-
-    def _end(self, state: RunState) -> list[asyncio.Future[None]]:
-        self._state = state
-        self.finished_at = time.time()
-        return self._bump()
-
-    def _bump(self) -> list[asyncio.Future[None]]:
-        self._version += 1
-        waiters, self._waiters = self._waiters, []
-        return waiters
-
-    # -- waiting (event loop) ----------------------------------------------------
-
-    async def wait_changed(self, since_version: int, timeout: float) -> bool:
-        """Wait until the run changes after `since_version`; False on time-out."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        with self._lock:
-            if self._version != since_version:
-                return True
-            self._waiters.append(future)
-        try:
-            await asyncio.wait_for(future, timeout)
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            with self._lock, contextlib.suppress(ValueError):
-                self._waiters.remove(future)
-
-    async def wait_done(self) -> None:
-        """Wait until the run is finished, failed or timed out (never cancels it)."""
-        while True:
-            version = self.version
-            if self.done:
-                return
-            await self.wait_changed(version, 5.0)
-
-
-def _wake(waiters: list[asyncio.Future[None]]) -> None:
-    for future in waiters:
-        with contextlib.suppress(RuntimeError):  # the loop has closed
-            future.get_loop().call_soon_threadsafe(_resolve, future)
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+__all__ = ["Run", "RunRegistry", "RunSpec", "Work"]
 
 
 Work = Callable[[RunSpec, Callable[[TraceEvent], None]], CorrectionResult]
@@ -206,16 +46,27 @@ class RunRegistry:
         max_active: int,
         keep_finished: int,
         grace_seconds: float,
+        max_age_s: float | None = None,
+        journal: RunJournal | None = None,
     ) -> None:
         self._work = work
         self.max_active = max_active
         self._keep_finished = keep_finished
+        self._max_age_s = max_age_s
         self._grace = grace_seconds
+        self._journal = journal
         self._pool = ThreadPoolExecutor(max_workers=max_active, thread_name_prefix="acts-sql-run")
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, Run] = OrderedDict()
         self._active = 0
         self._closed = False
+        if journal is not None:
+            journal.start(self._forget)
+
+    @property
+    def journal(self) -> RunJournal | None:
+        """The journal writing runs to the durable store; None: runs are kept in memory."""
+        return self._journal
 
     @property
     def active(self) -> int:
@@ -238,22 +89,33 @@ class RunRegistry:
             self._active += 1
             self._runs[run.id] = run
             self._evict()
+        if self._journal is not None:
+            self._journal.created(run)
         try:
             self._pool.submit(self._execute, run)
         except RuntimeError:  # the pool was shut down meanwhile
             self._release()
-            run.fail(
-                ErrorBody(code=ErrorCode.SHUTTING_DOWN, message="the service is shutting down")
-            )
+            self._end(run, RunState.FAILED, _shutting_down("the service is shutting down"))
         return run
 
     def get(self, run_id: str) -> Run | None:
+        """The run in memory, else from the store (None: no such run, or it expired)."""
         with self._lock:
-            return self._runs.get(run_id)
+            run = self._runs.get(run_id)
+        if run is None and self._journal is not None:
+            run = self._journal.store.load(run_id)
+        return run
 
     def recent(self, limit: int) -> list[Run]:
+        """The most recently created runs, newest first (those from the store by status)."""
         with self._lock:
-            return list(reversed(self._runs.values()))[:limit]
+            runs = list(reversed(self._runs.values()))
+        if self._journal is not None:
+            known = {run.id for run in runs}
+            stored = self._journal.store.recent(limit)
+            runs += [run for run in stored if run.id not in known]
+            runs.sort(key=lambda run: run.created_at, reverse=True)
+        return runs[:limit]
 
     def expire_overdue(self) -> int:
         """Mark runs past their hard deadline as timed out; how many were."""
@@ -266,24 +128,40 @@ class RunRegistry:
                 f"the run did not finish within its {run.spec.max_seconds:g} s budget "
                 f"(+{self._grace:g} s grace)"
             )
-            if run.fail(ErrorBody(code=ErrorCode.RUN_TIMEOUT, message=message), RunState.TIMED_OUT):
-                expired += 1
+            error = ErrorBody(code=ErrorCode.RUN_TIMEOUT, message=message)
+            expired += self._end(run, RunState.TIMED_OUT, error)
         return expired
 
     def close(self) -> None:
-        """No new runs; running ones are left to finish in their threads, queued ones fail."""
+        """No new runs: queued ones fail, running ones are interrupted (their threads
+        are left to end by themselves); the journal commits what it has and stops."""
         with self._lock:
             self._closed = True
-            queued = [r for r in self._runs.values() if r.state is RunState.QUEUED]
+            pending = [r for r in self._runs.values() if not r.done]
         self._pool.shutdown(wait=False, cancel_futures=True)
-        for run in queued:
-            run.fail(ErrorBody(code=ErrorCode.SHUTTING_DOWN, message="the service shut down"))
+        for run in pending:
+            if run.state is RunState.QUEUED:
+                self._end(run, RunState.FAILED, _shutting_down("the service shut down"))
+            else:
+                message = "the service stopped while this run was in progress; it did not finish"
+                self._end(run, RunState.INTERRUPTED, _shutting_down(message))
+        if self._journal is not None:
+            self._journal.close()
+
+    def _listener(self, run: Run) -> Callable[[TraceEvent], None]:
+        journal = self._journal
+
+        def listener(event: TraceEvent) -> None:
+            if run.add_event(event) and journal is not None:
+                journal.event(run.id, event)
+
+        return listener
 
     def _execute(self, run: Run) -> None:
         run.mark_running()
         outcome: CorrectionResult | ErrorBody
         try:
-            outcome = self._work(run.spec, run.add_event)
+            outcome = self._work(run.spec, self._listener(run))
         except ApiError as exc:
             outcome = exc.body()
         except DatabaseOpenError as exc:
@@ -298,21 +176,63 @@ class RunRegistry:
             outcome = ErrorBody(
                 code=ErrorCode.INTERNAL_ERROR, message=f"internal error ({type(exc).__name__})"
             )
-        # free the slot before anyone can see the outcome, so that a client that
-        # got its result may start the next run at once
-        self._release()
         if isinstance(outcome, CorrectionResult):
-            run.finish(outcome)
+            self._end(run, RunState.FINISHED, result=outcome, wait=True, release=True)
         else:
-            run.fail(outcome)
+            self._end(run, RunState.FAILED, outcome, wait=True, release=True)
+
+    def _end(
+        self,
+        run: Run,
+        state: RunState,
+        error: ErrorBody | None = None,
+        *,
+        result: CorrectionResult | None = None,
+        wait: bool = False,
+        release: bool = False,
+    ) -> bool:
+        """End the run (unless it has ended already): store it, then show it.
+
+        With `wait` (a worker thread; never the event loop) the run is shown
+        only once its end is committed, so whoever sees it finished finds it
+        in the store after a restart. With `release` the run's slot is freed
+        after that and before anyone can see the outcome, so a client that
+        got its result may start the next run at once (and the worker thread
+        is free for it: the pool has one per slot).
+        """
+        ending = run.settle(state, result=result, error=error)
+        if ending is not None and self._journal is not None:
+            self._journal.ended(run, ending, wait=wait)
+        if release:
+            self._release()
+        if ending is None:
+            return False
+        run.publish()
+        if self._journal is None:
+            with self._lock:
+                self._evict()
+        return True
+
+    def _forget(self, run_ids: list[str]) -> None:
+        """The journal committed these runs' ends: the store answers for them now."""
         with self._lock:
-            self._evict()
+            for run_id in run_ids:
+                self._runs.pop(run_id, None)
 
     def _release(self) -> None:
         with self._lock:
             self._active -= 1
 
     def _evict(self) -> None:
-        finished = [r for r in self._runs.values() if r.done]
-        for run in finished[: max(0, len(finished) - self._keep_finished)]:
-            del self._runs[run.id]
+        """Drop ended runs beyond `keep_finished` or older than `max_age_s`, oldest first."""
+        ended = [r for r in self._runs.values() if r.done]
+        doomed = ended[: max(0, len(ended) - self._keep_finished)]
+        if self._max_age_s is not None:
+            cutoff = time.time() - self._max_age_s
+            doomed += [r for r in ended if r.created_at < cutoff]
+        for run in doomed:
+            self._runs.pop(run.id, None)
+
+
+def _shutting_down(message: str) -> ErrorBody:
+    return ErrorBody(code=ErrorCode.SHUTTING_DOWN, message=message)
