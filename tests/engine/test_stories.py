@@ -38,14 +38,15 @@ def test_figure3_refuses_the_users_reading_and_backtracks_to_the_right_one(demo_
     assert len(pruned) == 1 and pruned[0].node == "n1.1"
     backtrack = next(e for e in result.trace if e.kind == "backtrack")
     assert backtrack.data == {"to": "n1", "by": "engine"}
-    # every LLM call is recorded with its purpose; the judge saw only n1.2
+    # every LLM call is recorded with its purpose; the judge saw only n1.2. The raw
+    # rewrite is written first (its prompt shares no prefix with the others)
     purposes = [e.purpose for e in result.trace if e.kind == "llm_call"]
     assert purposes == [
+        "correct",
         "plan",
         "detect_ambiguities",
         "choose",
         "generate_sql",
-        "correct",
         "generate_sql",
         "judge",
     ]

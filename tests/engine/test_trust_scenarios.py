@@ -388,3 +388,23 @@ def test_an_unconfirmed_choice_is_returned_first_when_nothing_is_accepted(demo_d
     assert result.result.rows == rows_of(demo_db, task.right_sql)  # the judge's pick, unconfirmed
     chosen = next(c for c in result.candidates if c["judge"] == "accept")
     assert chosen["verdict"] == "unjudged"
+
+
+def test_the_raw_rewrite_is_written_first_and_counts_even_if_no_pool_formed(demo_db, demo_tasks):
+    """The budget runs out before any pool: the raw rewrite, written before the plan,
+    is still executed and returned (not accepted): never worse than one raw call."""
+    task = demo_tasks["figure3"]
+    llm = scripted(
+        {
+            "plan": [NO_AMBIGUITY_PLAN],
+            "correct": [raw(task.right_sql)],
+            "detect_ambiguities": [TWO_READINGS],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, max_llm_calls=2)
+
+    assert [r.purpose for r in llm.requests] == ["correct", "plan"]
+    assert result.accepted is False
+    assert same(result.sql, task.right_sql)
+    assert [c["origin"] for c in result.candidates] == ["raw"]
+    assert "LLM calls" in result.reason

@@ -73,6 +73,7 @@ class CandidateStage:
     accepted: Candidate | None
     min_agreement: int
     _raw_pending: bool
+    _raw_sql: str | None
     _repaired: set[str]
 
     if TYPE_CHECKING:
@@ -89,27 +90,42 @@ class CandidateStage:
             self, node: NodeState, decision: JudgeDecision | None, reason: str
         ) -> str | None: ...
 
-    def _raw_entries(self, node: NodeState) -> list[PoolEntry]:
-        """The raw single-turn rewrite, once per run, as the first candidate."""
-        self._raw_pending = False
+    def _write_raw(self) -> None:
+        """The raw single-turn rewrite, written first of all the run's calls: its prompt
+        shares nothing with the others, so written later it would push their shared
+        prefix out of a local model's KV cache. It joins the first pool (`_raw_entries`)."""
         statements, _ = raw_correction(
-            self.llm.for_node(node.id), self.task, max_tokens=RAW_MAX_TOKENS
+            self.llm.for_node(None), self.task, max_tokens=RAW_MAX_TOKENS
         )
-        if not statements:
-            self.trace.emit("raw_candidate", node=node.id, summary="no ```sql block in the reply")
+        self._raw_sql = ";\n".join(statements) if statements else ""
+
+    def _raw_entries(self, node_id: str) -> list[PoolEntry]:
+        """The raw rewrite, once per run, as the first candidate of a pool."""
+        self._raw_pending = False
+        if self._raw_sql is None:  # not written yet (no pool was asked for before)
+            self._write_raw()
+        sql = self._raw_sql or ""
+        if not sql:
+            self.trace.emit("raw_candidate", node=node_id, summary="no ```sql block in the reply")
             return []
-        sql = ";\n".join(statements)
         known = self.book.known(sql)
         result = (
             known.result
             if known
             else TracedExecutor(
-                self.executor, self.trace, node.id, "candidate", budget=self.budget
+                self.executor, self.trace, node_id, "candidate", budget=self.budget
             ).execute(sql)
         )
         return [PoolEntry(sql=sql, origin="raw", result=result, known=known is not None)]
 
-    def _register(self, node: NodeState, entries: list[PoolEntry]) -> list[Candidate]:
+    def _register_unpooled_raw(self) -> None:
+        """A raw rewrite written but never pooled (the search ended first) still counts:
+        the run's answer is never worse than the raw single-turn one."""
+        if self._raw_pending and self._raw_sql:
+            entries = self._raw_entries("raw")
+            self._register("raw", entries)
+
+    def _register(self, node_id: str, entries: list[PoolEntry]) -> list[Candidate]:
         """Add a pool to the book; returns its candidates (repeats included), in order."""
         pool: list[Candidate] = []
         for entry in entries:
@@ -117,13 +133,13 @@ class CandidateStage:
             if existing is not None:
                 for _ in range(entry.votes):
                     self.book.add_vote(existing)
-                    self._emit_candidate(node, existing, entry.origin, duplicate=True)
+                    self._emit_candidate(node_id, existing, entry.origin, duplicate=True)
                 if existing not in pool:
                     pool.append(existing)
                 continue
             shape = result_shape(entry.sql, entry.result, self.task.dialect)
             candidate = self.book.add(
-                node.id, entry.sql, entry.result, shape, origin=entry.origin, votes=entry.votes
+                node_id, entry.sql, entry.result, shape, origin=entry.origin, votes=entry.votes
             )
             if candidate.runs:
                 refusal = self.trust.refusal(candidate.sql, shape)
@@ -137,19 +153,19 @@ class CandidateStage:
                         + earlier.rejected_reason,
                         by_judge=False,
                     )
-            self._emit_candidate(node, candidate, entry.origin, duplicate=False)
+            self._emit_candidate(node_id, candidate, entry.origin, duplicate=False)
             for _ in range(entry.votes - 1):
                 self.book.duplicates += 1
-                self._emit_candidate(node, candidate, entry.origin, duplicate=True)
+                self._emit_candidate(node_id, candidate, entry.origin, duplicate=True)
             pool.append(candidate)
         return pool
 
     def _emit_candidate(
-        self, node: NodeState, candidate: Candidate, origin: str, *, duplicate: bool
+        self, node_id: str, candidate: Candidate, origin: str, *, duplicate: bool
     ) -> None:
         self.trace.emit(
             "candidate",
-            node=node.id,
+            node=node_id,
             summary=(
                 f"repeats {candidate.id}" if duplicate else candidate.result.summary(max_rows=3)
             ),
@@ -165,7 +181,7 @@ class CandidateStage:
         if not duplicate and candidate.verdict in ("refused", "rejected"):
             self.trace.emit(
                 "refusal",
-                node=node.id,
+                node=node_id,
                 summary=candidate.reason,
                 candidate=candidate.id,
                 verdict=candidate.verdict,
@@ -175,10 +191,10 @@ class CandidateStage:
     def _after_pool(self, node: NodeState, outcome: ToolOutcome) -> str | None:
         entries = list(outcome.candidates)
         if self._raw_pending:
-            entries = self._raw_entries(node) + entries
+            entries = self._raw_entries(node.id) + entries
         if not entries:
             return self._backtrack(node, None, outcome.error or "no candidate")
-        pool = self._register(node, entries)
+        pool = self._register(node.id, entries)
         self.trace.emit(
             "pool",
             node=node.id,

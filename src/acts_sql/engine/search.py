@@ -37,6 +37,7 @@ in `acts_sql.engine.candidate_stage`.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from pydantic import BaseModel
@@ -135,6 +136,7 @@ class TreeSearch(CandidateStage):
         self._linear_retries = options.linear_retries
         self._regenerations: dict[str, int] = {}
         self._raw_pending = options.raw_candidate
+        self._raw_sql: str | None = None
         self._replanned = False
         self._repaired: set[str] = set()
         self.draws = SampleLedger()
@@ -157,6 +159,8 @@ class TreeSearch(CandidateStage):
     # ------------------------------------------------------------------ loop
     def run(self) -> SearchOutcome:
         try:
+            if self._raw_pending:
+                self._write_raw()
             self.tree, event = self._make_plan()
             event.emit(self.trace, self.tree.plan_nodes())
             cursor: str | None = self.tree.root
@@ -176,6 +180,9 @@ class TreeSearch(CandidateStage):
         return self.outcome(stop)
 
     def outcome(self, stop: str) -> SearchOutcome:
+        if self.accepted is None:  # no time left even to run it: the answer stands without it
+            with suppress(BudgetExhaustedError, LLMError):
+                self._register_unpooled_raw()
         choice = final_choice(self.book, self.accepted, self.task.original_result)
         if choice.note:
             stop = f"{stop}; {choice.note}"
