@@ -8,7 +8,7 @@ from acts_sql.db.connect import open_database
 from acts_sql.db.result import ExecResult
 from acts_sql.demo import demo_db_path
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
-from acts_sql.tools.context import TaskContext
+from acts_sql.tools.context import TaskContext, sql_reply_cap
 from acts_sql.tools.registry import TOOLS
 from support import scripted
 
@@ -201,3 +201,28 @@ def test_once_a_draw_repeats_a_rejected_sql_the_later_draws_are_told_not_to():
     prompts = [r.messages[-1].content for r in llm.requests]
     assert "Do not repeat" not in prompts[0] and "Do not repeat" not in prompts[1]
     assert "Do not repeat these SQL statements" in prompts[2] and rejected_sql in prompts[2]
+
+
+def test_a_reply_that_rewrites_sql_is_capped_by_the_length_of_that_sql():
+    """About twice the SQL's tokens plus room for the JSON, within [256, 1024]: a runaway
+    reply to a short statement stops early instead of at the backend's 1024 tokens."""
+    long_sql = "SELECT room_id FROM rooms WHERE " + " OR ".join(
+        f"room_id = {i}" for i in range(200)
+    )
+    assert sql_reply_cap("SELECT 1") == 256
+    assert sql_reply_cap(long_sql) == 1024
+    medium = "SELECT " + ", ".join(f"c{i}" for i in range(120)) + " FROM t"
+    assert 256 < sql_reply_cap(medium) == 2 * len(medium) // 3 + 128 < 1024
+
+    tool_env, _, llm = env({"generate_sql": [gen("SELECT room_id FROM rooms WHERE capacity > 8")]})
+    run(tool_env)
+    assert llm.requests[0].max_tokens == sql_reply_cap(tool_env.task.original_sql)
+    fix_env, _, fix_llm = env(
+        {
+            "decompose": [json.dumps({"units": [{"name": "u1", "sql": medium, "depends_on": []}]})],
+            "fix_syntax": [json.dumps({"sql": "SELECT room_id FROM rooms"})],
+        }
+    )
+    run(fix_env, "split_fix_syntax", sql=medium + " WHERE")
+    fix = next(r for r in fix_llm.requests if r.purpose == "fix_syntax")
+    assert fix.max_tokens == sql_reply_cap(medium + " WHERE")

@@ -50,6 +50,19 @@ class TaskContext(BaseModel):
         )
 
 
+SQL_REPLY_MIN_TOKENS = 256
+SQL_REPLY_MAX_TOKENS = 1024
+
+
+def sql_reply_cap(*sqls: str) -> int:
+    """Tokens a reply that rewrites SQL may take: about twice the longest SQL it starts
+    from (3 characters a token) plus room for the JSON and a one-sentence rationale, within
+    [256, 1024]. A weak model that runs on (a list that never ends, a repetition the guard
+    cannot see) stops there, not after 1024 tokens of a 60-token statement."""
+    longest = max((len(s) for s in sqls), default=0)
+    return max(SQL_REPLY_MIN_TOKENS, min(SQL_REPLY_MAX_TOKENS, 2 * longest // 3 + 128))
+
+
 def system_message() -> Message:
     return Message(role="system", content=load_template(_PACKAGE, "prompts/system.txt").strip())
 

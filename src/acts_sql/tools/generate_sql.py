@@ -42,6 +42,7 @@ class GenerateSqlTool:
             "generate_sql.txt",
             GeneratedSql,
             notes="\n".join(n for n in (args.instructions, args.feedback) if n),
+            based_on=max((env.task.original_sql, call.base_sql), key=len),
             path=format_path(call.path),
             hypothesis=args.hypothesis or "(none: use the most natural reading of the issue)",
         )

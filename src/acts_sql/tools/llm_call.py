@@ -11,7 +11,7 @@ from acts_sql.llm.base import LLMRequest
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.llm.structured import StructuredReply, ask_json
 from acts_sql.tools.base import ToolEnv
-from acts_sql.tools.context import task_messages
+from acts_sql.tools.context import sql_reply_cap, task_messages
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,12 +35,14 @@ def ask_tool_llm(
     temperature: float = 0.0,
     seed: int | None = None,
     retries: int | None = None,
+    max_tokens: int | None = None,
     **values: str,
 ) -> StructuredReply[M]:
     """Render `prompts/<template>` after the shared task prefix and ask for JSON.
 
     `temperature` and `seed` select a sample (a pool's greedy answer has
-    temperature 0); `retries` defaults to the run's JSON re-asks.
+    temperature 0); `retries` defaults to the run's JSON re-asks; `max_tokens`
+    caps the reply (default: the request's).
     """
     tail = render(load_template("acts_sql.tools", f"prompts/{template}"), **values)
     request = LLMRequest(
@@ -49,6 +51,8 @@ def ask_tool_llm(
         temperature=temperature,
         seed=seed,
     )
+    if max_tokens is not None:
+        request = request.model_copy(update={"max_tokens": max_tokens})
     return ask_json(
         env.llm, request, model, retries=env.json_retries if retries is None else retries
     )
@@ -60,7 +64,9 @@ class SqlAsker(Generic[S]):
     Called with (temperature, seed, avoid): the greedy answer (temperature 0)
     is re-asked on a bad reply as often as the run allows, a sample is not; an
     `avoid` note (a SQL not to repeat) is added to the prompt's `notes`. Keeps
-    the errors of failed replies and every reply by its SQL.
+    the errors of failed replies and every reply by its SQL. Each reply is
+    capped by `sql_reply_cap` of the SQL it starts from (`based_on`: the
+    statement being repaired, or the user's SQL).
     """
 
     def __init__(
@@ -71,10 +77,13 @@ class SqlAsker(Generic[S]):
         model: type[S],
         *,
         notes: str = "",
+        based_on: str | None = None,
         **values: str,
     ) -> None:
         self.env, self.purpose, self.template, self.model = env, purpose, template, model
         self.notes, self.values = notes, values
+        starts = [env.task.original_sql] if based_on is None else [based_on]
+        self.max_tokens = sql_reply_cap(*starts)
         self.errors: list[str] = []
         self.replies: dict[str, S] = {}
 
@@ -94,6 +103,7 @@ class SqlAsker(Generic[S]):
             temperature=temperature,
             seed=drawn,
             retries=None if temperature == 0 else 0,
+            max_tokens=self.max_tokens,
             notes=notes,
             **self.values,
         )

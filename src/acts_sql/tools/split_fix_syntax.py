@@ -91,6 +91,7 @@ class SplitFixSyntaxTool:
             Purpose.FIX_SYNTAX,
             "fix_syntax.txt",
             RepairedSql,
+            based_on=sql,
             statement=sql,
             error=failing.error or failing.status,
             names=nearest_names_hint(env, sql, failing),
