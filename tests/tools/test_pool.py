@@ -226,3 +226,5 @@ def test_a_reply_that_rewrites_sql_is_capped_by_the_length_of_that_sql():
     run(fix_env, "split_fix_syntax", sql=medium + " WHERE")
     fix = next(r for r in fix_llm.requests if r.purpose == "fix_syntax")
     assert fix.max_tokens == sql_reply_cap(medium + " WHERE")
+    units = next(r for r in fix_llm.requests if r.purpose == "decompose")
+    assert units.max_tokens == min(1024, 2 * sql_reply_cap(medium + " WHERE"))

@@ -27,14 +27,15 @@ from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidation
 from acts_sql.engine.trust import TrustContext
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
-from acts_sql.tools.context import TaskContext, format_path
+from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import repairable
 from acts_sql.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
 
-RAW_MAX_TOKENS = 1024
+RAW_PROSE_TOKENS = 192
+"""Room the raw rewrite gets beyond `sql_reply_cap`: its reply is free text around the SQL."""
 
 
 class BookMemory:
@@ -95,7 +96,9 @@ class CandidateStage:
         shares nothing with the others, so written later it would push their shared
         prefix out of a local model's KV cache. It joins the first pool (`_raw_entries`)."""
         statements, _ = raw_correction(
-            self.llm.for_node(None), self.task, max_tokens=RAW_MAX_TOKENS
+            self.llm.for_node(None),
+            self.task,
+            max_tokens=sql_reply_cap(self.task.original_sql) + RAW_PROSE_TOKENS,
         )
         self._raw_sql = ";\n".join(statements) if statements else ""
 

@@ -37,6 +37,7 @@ from acts_sql.sql.diagnostics import parse_statements, syntax_diagnostics
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.repairs import describe_unknown, unknown_identifiers
 from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.context import SQL_REPLY_MAX_TOKENS, sql_reply_cap
 from acts_sql.tools.generate_sql import pool_outcome
 from acts_sql.tools.llm_call import SqlAsker, ask_tool_llm
 from acts_sql.tools.pool import collect_pool
@@ -132,7 +133,14 @@ class SplitFixSyntaxTool:
         return [Unit(name="main", sql=sql, depends_on=[], output_columns=None)], "fallback"
 
     def _llm_units(self, env: ToolEnv, sql: str) -> list[Unit] | None:
-        reply = ask_tool_llm(env, Purpose.DECOMPOSE, "decompose.txt", Decomposition, statement=sql)
+        reply = ask_tool_llm(
+            env,
+            Purpose.DECOMPOSE,
+            "decompose.txt",
+            Decomposition,
+            max_tokens=min(SQL_REPLY_MAX_TOKENS, 2 * sql_reply_cap(sql)),  # units: the SQL again
+            statement=sql,
+        )
         if reply.value is None:
             return None
         return [
