@@ -29,6 +29,12 @@ PLAN_MAX_TOKENS = 640
 node's input is cut off here (the JSON repair closes what is left open)."""
 DECISION_MAX_TOKENS = 384
 """A choice or a verdict with its reason."""
+PLAN_MAX_NODES = 6
+REASON_CHARS = {"choose": 240, "judge": 400}
+"""How long a reason may be in the schema sent to the model: a reason is a sentence or two,
+and a weak model that loops inside one would otherwise never reach the fields after it."""
+DESCRIPTION_CHARS = 120
+INPUT_CHARS = 600
 
 
 class CentralAgent:
@@ -78,6 +84,7 @@ class CentralAgent:
             "plan.txt",
             Plan,
             validate,
+            schema=plan_schema(tools),
             max_tokens=PLAN_MAX_TOKENS,
             tools=", ".join(tools),
             previous=previous or "(none: this is the first plan)",
@@ -127,9 +134,44 @@ class CentralAgent:
         )
 
 
+def plan_schema(tools: list[str]) -> dict[str, Any]:
+    """Plan's schema, bounded for the model: at most PLAN_MAX_NODES nodes, each with one of
+    the enabled `tools`, a short description and string inputs of bounded length. The
+    engine still validates and repairs what comes back (`engine/tree.py`)."""
+    node = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "maxLength": 16},
+            "description": {"type": "string", "maxLength": DESCRIPTION_CHARS},
+            "tool": {"type": "string", "enum": list(tools)},
+            "input": {
+                "type": "object",
+                "additionalProperties": {"type": "string", "maxLength": INPUT_CHARS},
+            },
+            "children": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 16},
+                "maxItems": 3,
+            },
+        },
+        "required": ["id", "description", "tool", "input", "children"],
+    }
+    return {
+        "title": "Plan",
+        "description": Plan.__doc__ or "",
+        "type": "object",
+        "properties": {
+            "cursor": {"type": "string", "maxLength": 16},
+            "nodes": {"type": "array", "items": node, "minItems": 1, "maxItems": PLAN_MAX_NODES},
+        },
+        "required": ["cursor", "nodes"],
+    }
+
+
 def choose_schema(ids: list[str]) -> dict[str, Any]:
     """ChooseDecision's schema with the cursor limited to the open branches."""
     schema = ChooseDecision.model_json_schema()
+    schema["properties"]["reason"]["maxLength"] = REASON_CHARS["choose"]
     schema["properties"]["cursor"] = {"type": "string", "enum": list(ids)}
     return schema
 
@@ -140,6 +182,7 @@ def judge_schema(labels: list[str], targets: list[str]) -> dict[str, Any]:
     reason, verdict, group and backtrack_to in that order; new_nodes is optional."""
     schema = JudgeDecision.model_json_schema()
     props = schema["properties"]
+    props["reason"]["maxLength"] = REASON_CHARS["judge"]
     props["group"] = {"anyOf": [{"type": "string", "enum": list(labels)}, {"type": "null"}]}
     props["backtrack_to"] = (
         {"anyOf": [{"type": "string", "enum": list(targets)}, {"type": "null"}]}
