@@ -213,6 +213,7 @@ def _record(trace: Trace, node: str | None, purpose: str, sql: str, result: Exec
         row_count=result.row_count,
         truncated=result.truncated,
         error=result.error,
+        error_kind=result.error_kind,
         seconds=round(result.seconds, 6),
     )
 

@@ -1,0 +1,269 @@
+#!/usr/bin/env python
+"""How a method behaved on a benchmark run, read from its traces: the task-by-task reading
+behind the accuracy numbers.
+
+    .venv/bin/python scripts/trace_stats.py RUN_DIR [RUN_DIR ...] [--json]
+
+RUN_DIR is an `acts-sql bench bird-critic` output directory (records.jsonl, results.jsonl,
+traces/). For each run, over its tasks:
+
+- candidates: distinct candidate SQL texts executed per task (repeats of a text within a task
+  are duplicates), the share that ran without error, and what the failures were (syntax,
+  schema, type, runtime, timeout, blocked);
+- plans: how many plans there were, how many nodes they had, and the tasks where only the
+  root of the first plan ran;
+- choices: `choose` replies that were not valid (the engine followed the first branch);
+- judge: verdicts, and "accept" replies whose reason says the candidate is wrong;
+- outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
+  is the issue SQL itself (whitespace and case aside);
+- cost: LLM calls by purpose, and the runaway replies (ones cut at their token cap).
+
+Older traces (before candidate pools) have no `candidate` events: their candidates are read
+from the statements that `generate_sql` and `split_fix_syntax` nodes executed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+CANDIDATE_PURPOSES = {"candidate", "generate_sql", "split_fix_syntax"}
+
+
+def _norm(sql: str) -> str:
+    return " ".join(sql.lower().replace(";", " ").split())
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+_KINDS = (
+    ("syntax", ("syntax error", "incomplete input", "unterminated", "unrecognized token")),
+    (
+        "schema",
+        (
+            "does not exist",
+            "no such column",
+            "no such table",
+            "unknown column",
+            "missing from-clause",
+            "ambiguous",
+        ),
+    ),
+    (
+        "type",
+        (
+            "invalid input syntax for type",
+            "operator does not exist",
+            "cannot cast",
+            "datatype mismatch",
+            "type",
+            "function",
+        ),
+    ),
+)
+
+
+def _failure_kind(data: dict[str, Any], kinds: dict[str, str]) -> str:
+    """timeout, blocked, or the error's kind: the statement event's own (newer traces), else
+    read from the engine's message."""
+    status = data.get("status")
+    said = str(data.get("error") or data.get("reason") or kinds.get(_norm(data.get("sql") or "")))
+    if status == "blocked" and "syntax error" in said.lower():
+        return "syntax"  # the guard could not parse it: a syntax error found before running
+    if status in ("timeout", "blocked"):
+        return str(status)
+    kind = data.get("error_kind")
+    if kind:
+        return str(kind)
+    known = kinds.get(_norm(data.get("sql") or ""), "")
+    if known in ("syntax", "schema", "type", "runtime", "other"):
+        return known
+    message = (data.get("error") or known or data.get("reason") or "").lower()
+    for name, words in _KINDS:
+        if any(word in message for word in words):
+            return name
+    return "runtime"
+
+
+def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
+    events = trace.get("trace") or []
+    stats: Counter[str] = Counter()
+    purposes: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    seen: set[str] = set()
+    pooled = any(e["kind"] == "candidate" for e in events)
+    plan_nodes: list[int] = []
+    started: list[str] = []
+    kinds = {  # the statement's own kind (newer traces), else its message to read
+        _norm(e["data"].get("sql") or ""): e["data"].get("error_kind") or e["data"]["error"]
+        for e in events
+        if e["kind"] == "statement" and (e.get("data") or {}).get("error")
+    }
+    for event in events:
+        kind, data = event["kind"], event.get("data") or {}
+        if kind == "llm_call":
+            purposes[event.get("purpose") or "?"] += 1
+            if data.get("stopped_by") == "length":
+                stats["runaway replies"] += 1
+        elif kind == "candidate" and not data.get("duplicate"):
+            _count_candidate(stats, failures, seen, data.get("sql") or "", data, kinds)
+        elif kind == "candidate":
+            stats["duplicates"] += 1
+        elif kind == "statement" and not pooled and event.get("purpose") in CANDIDATE_PURPOSES:
+            sql = data.get("sql") or ""
+            if _norm(sql) in seen:
+                stats["duplicates"] += 1
+            else:
+                _count_candidate(stats, failures, seen, sql, data, kinds)
+        elif kind in ("plan", "plan_failed"):
+            plan = data.get("nodes") or (data.get("plan") or {}).get("nodes") or []
+            plan_nodes.append(len(plan))
+        elif kind == "node_started":
+            started.append(event.get("node") or "")
+        elif kind == "choice":
+            stats["choices"] += 1
+        elif kind == "choice_failed":
+            stats["choices"] += 1
+            stats["invalid choices"] += 1
+        elif kind == "judgement" and data.get("by") == "agent":
+            stats["judge verdicts"] += 1
+            stats[f"judge {data.get('verdict')}"] += 1
+        elif kind == "judgement" and "reason says the candidate is wrong" in (
+            event.get("summary") or ""
+        ):
+            stats["judge verdicts"] += 1
+            stats["judge accept contradicted by its reason"] += 1
+    stats["plans"] = len(plan_nodes)
+    stats["plan nodes"] = sum(plan_nodes)
+    first_plan = plan_nodes[0] if plan_nodes else 0
+    ran_from_plan = [n for n in started if not any(c in n for c in (".", "r."))]
+    stats["only the root of the first plan ran"] = int(first_plan > 1 and len(ran_from_plan) <= 1)
+    return {"counts": stats, "purposes": purposes, "failures": failures}
+
+
+def _count_candidate(
+    stats: Counter[str],
+    failures: Counter[str],
+    seen: set[str],
+    sql: str,
+    data: dict[str, Any],
+    kinds: dict[str, str],
+) -> None:
+    seen.add(_norm(sql))
+    stats["candidates"] += 1
+    if data.get("status") == "ok":
+        stats["candidates that run"] += 1
+    else:
+        failures[_failure_kind(data, kinds)] += 1
+
+
+def run_stats(run: Path) -> dict[str, Any]:
+    records = {(r["set"], r["instance_id"]): r for r in _jsonl(run / "records.jsonl")}
+    totals: Counter[str] = Counter()
+    purposes: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    issue_sql = _issue_sql(run)
+    for key, record in records.items():
+        trace_file = run / (record.get("trace_file") or "")
+        if record.get("trace_file") and trace_file.exists():
+            one = task_stats(json.loads(trace_file.read_text()))
+            totals.update(one["counts"])
+            purposes.update(one["purposes"])
+            failures.update(one["failures"])
+        totals["tasks"] += 1
+        passed = record.get("status") == "passed"
+        totals["passed"] += int(passed)
+        if record.get("accepted"):
+            totals["accepted"] += 1
+            totals["wrong acceptances"] += int(not passed)
+        pred = " ".join(record.get("pred_sqls") or [])
+        if key in issue_sql and _norm(pred) == issue_sql[key]:
+            totals["final SQL is the issue SQL"] += 1
+    return {
+        "run": run.name,
+        "counts": dict(totals),
+        "llm calls by purpose": dict(purposes),
+        "candidate failures": dict(failures),
+    }
+
+
+def _issue_sql(run: Path) -> dict[tuple[str, str], str]:
+    """(set, id) -> the issue SQL, normalised, from the task files next to the data."""
+    data = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bird-critic" / "tasks"
+    found: dict[tuple[str, str], str] = {}
+    names = {"flash": "flash", "open570": "open570", "pg530": "pg530", "sqlite500": "sqlite500"}
+    for set_name, stem in names.items():
+        path = data / f"{stem}.jsonl"
+        for task in _jsonl(path):
+            found[(set_name, str(task["instance_id"]))] = _norm(" ".join(task["issue_sql"]))
+    return found
+
+
+def render(stats: dict[str, Any]) -> str:
+    c = stats["counts"]
+    tasks = c.get("tasks", 0) or 1
+    cands = c.get("candidates", 0)
+    lines = [f"## {stats['run']}", ""]
+    rows = [
+        ("tasks", c.get("tasks", 0)),
+        ("passed", c.get("passed", 0)),
+        (
+            "accepted / wrong acceptances",
+            f"{c.get('accepted', 0)} / {c.get('wrong acceptances', 0)}",
+        ),
+        ("final SQL is the issue SQL", c.get("final SQL is the issue SQL", 0)),
+        ("distinct candidates (per task)", f"{cands} ({cands / tasks:.1f})"),
+        (
+            "candidates that run",
+            f"{c.get('candidates that run', 0)} "
+            f"({100 * c.get('candidates that run', 0) / max(cands, 1):.0f} %)",
+        ),
+        (
+            "candidate failures",
+            ", ".join(f"{k} {v}" for k, v in sorted(stats["candidate failures"].items())) or "-",
+        ),
+        ("duplicates", c.get("duplicates", 0)),
+        ("plans / nodes", f"{c.get('plans', 0)} / {c.get('plan nodes', 0)}"),
+        (
+            "tasks where only the first plan's root ran",
+            c.get("only the root of the first plan ran", 0),
+        ),
+        ("invalid choices", f"{c.get('invalid choices', 0)} of {c.get('choices', 0)}"),
+        (
+            "judge: accept / reject / accept contradicted",
+            f"{c.get('judge accept', 0)} / "
+            f"{c.get('judge reject', 0)} / {c.get('judge accept contradicted by its reason', 0)}",
+        ),
+        ("runaway replies (cut at their cap)", c.get("runaway replies", 0)),
+        (
+            "LLM calls by purpose",
+            ", ".join(f"{k} {v}" for k, v in sorted(stats["llm calls by purpose"].items())),
+        ),
+    ]
+    lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = [run_stats(run) for run in args.runs]
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        sys.stdout.write("\n".join(render(r) for r in results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
