@@ -23,9 +23,14 @@ from acts_sql.llm.local import (
     LocalBackend,
     LocalContextError,
     RepetitionGuard,
+    call,
+    engine,
+    prompt_eval,
     repeating_tail,
     reused_prefix,
+    threads,
 )
+from acts_sql.llm.local import backend as local_backend
 from acts_sql.llm.models import DEFAULT_LOCAL_MODEL, model_available
 
 # -- pure helpers -------------------------------------------------------------------------
@@ -155,7 +160,7 @@ class FakeLlama:
         pass
 
 
-class FakeLoaded(local._LoadedModel):
+class FakeLoaded(call.LoadedModel):
     def __init__(self, llama: FakeLlama, path: Path, threads: int) -> None:
         super().__init__(llama, path, 0.01, fake_formatter, threads)
         self.schemas: list[Any] = []
@@ -180,7 +185,7 @@ class FakeLoaded(local._LoadedModel):
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """LocalBackend objects on a stand-in model file, loading FakeLlama instead."""
-    monkeypatch.setattr(local, "llama_cpp_available", lambda: True)
+    monkeypatch.setattr(local_backend, "llama_cpp_available", lambda: True)
     path = tmp_path / "fake.gguf"
     path.write_bytes(b"GGUF")
     state: dict[str, Any] = {
@@ -333,36 +338,39 @@ def test_free_cores_counts_other_runnable_threads(tmp_path: Path) -> None:
     loadavg = tmp_path / "loadavg"
     only_reader = _tasks(tmp_path, "RSSS")
     loadavg.write_text("3.61 3.88 3.90 3/108 6430\n")  # two others running, and the reader
-    assert local.free_cores(2, loadavg, samples=1, own_tasks=only_reader) == 1
-    assert local.free_cores(8, loadavg, samples=1, own_tasks=only_reader) == 6
+    assert threads.free_cores(2, loadavg, samples=1, own_tasks=only_reader) == 1
+    assert threads.free_cores(8, loadavg, samples=1, own_tasks=only_reader) == 6
     loadavg.write_text("0.10 0.20 0.30 1/90 6430\n")
-    assert local.free_cores(2, loadavg, samples=2, own_tasks=only_reader) == 2
-    assert local.free_cores(4, tmp_path / "missing") == 4
+    assert threads.free_cores(2, loadavg, samples=2, own_tasks=only_reader) == 2
+    assert threads.free_cores(4, tmp_path / "missing") == 4
 
 
 def test_free_cores_does_not_count_this_process_own_spinning_workers(tmp_path: Path) -> None:
     # right after a call llama.cpp's workers spin for a few ms: they are ours, not a rival's
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.50 0.40 0.30 3/108 6430\n")
-    assert local.free_cores(2, loadavg, samples=1, own_tasks=_tasks(tmp_path, "RRRS")) == 2
+    assert threads.free_cores(2, loadavg, samples=1, own_tasks=_tasks(tmp_path, "RRRS")) == 2
     # unknown own threads: only the reader is taken off
-    assert local.free_cores(4, loadavg, samples=1, own_tasks=tmp_path / "none") == 2
+    assert threads.free_cores(4, loadavg, samples=1, own_tasks=tmp_path / "none") == 2
 
 
-def test_threads_follow_the_load_unless_fixed(
+def test_threads_come_from_the_governor_unless_fixed(
     fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_model["replies"] += ["a", "b", "c"]
-    free = iter([1, 2])
-    monkeypatch.setattr(local, "free_cores", lambda cores: next(free))
-    monkeypatch.setattr(local, "_cores", lambda: 2)
+    monkeypatch.setattr(local_backend, "cores", lambda: 2)
     monkeypatch.delenv("ACTS_SQL_THREADS", raising=False)
-    backend = LocalBackend(str(fake_model["path"]))
-    ask(backend, "x")
-    assert backend.last_call is not None and backend.last_call.threads == 1
-    ask(backend, "y")
-    assert backend.last_call.threads == 2
-    assert fake_model["loaded"].thread_changes == [1, 2]
+    probe = LocalBackend(str(fake_model["path"]))
+    probe.load()
+    loaded = fake_model["loaded"]
+    now = [0.0]
+    loaded.governor = threads.ThreadGovernor(2, 1, clock=lambda: now[0], probe_after_s=60)
+    ask(probe, "x")
+    assert probe.last_call is not None and probe.last_call.threads == 1
+    now[0] = 61.0  # after a minute on fewer threads, all are tried again
+    ask(probe, "y")
+    assert probe.last_call.threads == 2
+    assert loaded.thread_changes == [1, 2]
     monkeypatch.setenv("ACTS_SQL_THREADS", "3")
     fixed = LocalBackend(str(fake_model["path"]))
     assert fixed.fixed_threads == 3 and "3 thread(s)" in fixed.describe()
@@ -433,7 +441,7 @@ def test_a_prompt_that_cannot_be_evaluated_in_time_is_a_deadline_error(
 ) -> None:
     backend = LocalBackend(str(fake_model["path"]))
     backend.load()
-    fake_model["llama"].prompt_error = local._PromptDeadline(512, 2000, 4.2)
+    fake_model["llama"].prompt_error = prompt_eval.PromptDeadline(512, 2000, 4.2)
     with pytest.raises(LLMDeadlineError) as caught:
         ask(backend, "x", purpose="judge", timeout_s=1.5)
     error = caught.value
@@ -473,7 +481,7 @@ def test_prompt_batches_stop_when_the_deadline_passes() -> None:
         batches.append(batch)
         time.sleep(0.05)
 
-    with pytest.raises(local._PromptDeadline) as caught:
+    with pytest.raises(prompt_eval.PromptDeadline) as caught:
         local.evaluate_in_batches(evaluate, range(100), 10, time.perf_counter() + 0.12)
     assert 2 <= len(batches) <= 4 and batches[0] == list(range(10))
     assert caught.value.evaluated == 10 * len(batches) and caught.value.total == 100
@@ -484,7 +492,7 @@ def test_prompt_batches_stop_when_the_deadline_passes() -> None:
 
 
 def test_a_prompt_that_cannot_finish_in_time_at_the_measured_pace_stops_early() -> None:
-    pace = local._Pace()
+    pace = prompt_eval.Pace()
     for seconds in (3.0, 1.0, 2.0):
         pace.record(100, seconds)
     pace.record(4, 0.0001)  # a few tokens say nothing of the pace
@@ -492,11 +500,11 @@ def test_a_prompt_that_cannot_finish_in_time_at_the_measured_pace_stops_early() 
     in_time: list[list[int]] = []
     local.evaluate_in_batches(in_time.append, range(150), 100, time.perf_counter() + 2.0, pace)
     assert len(in_time) == 2  # 1.5 s at that pace: in time
-    pace = local._Pace()
+    pace = prompt_eval.Pace()
     pace.record(100, 1.0)
     batches: list[list[int]] = []
     started = time.perf_counter()
-    with pytest.raises(local._PromptDeadline) as caught:  # 1,000 tokens: 10 s, 2 s left
+    with pytest.raises(prompt_eval.PromptDeadline) as caught:  # 1,000 tokens: 10 s, 2 s left
         local.evaluate_in_batches(batches.append, range(1000), 100, started + 2.0, pace)
     assert batches == [] and caught.value.needed == pytest.approx(10.0)
     assert time.perf_counter() - started < 0.1  # no waiting for a deadline that cannot be met
@@ -514,12 +522,12 @@ def test_the_llama_subclass_checks_the_deadline_between_prompt_batches(
         time.sleep(0.04)
 
     monkeypatch.setattr(llama_cpp.Llama, "eval", base_eval)
-    cls = local._llama_class()
+    cls = engine.llama_class()
     llama = cls.__new__(cls)  # no model: only what eval needs
     llama._stack = contextlib.ExitStack()  # what Llama.close() frees
-    llama.n_batch, llama.n_tokens, llama.prompt_pace = 8, 0, local._Pace()
+    llama.n_batch, llama.n_tokens, llama.prompt_pace = 8, 0, prompt_eval.Pace()
     llama.prompt_deadline = time.perf_counter() + 0.1
-    with pytest.raises(local._PromptDeadline):
+    with pytest.raises(prompt_eval.PromptDeadline):
         llama.eval(list(range(80)))
     assert 1 <= len(seen) <= 4 and all(len(batch) == 8 for batch in seen)
     assert llama.n_tokens == 8 * len(seen)  # llama.cpp's state matches what was evaluated
@@ -597,10 +605,10 @@ def test_the_fast_grammar_sampler_writes_what_llama_cpp_python_writes(
 
     request = real_request("Which names in t2 have an amount above 100?")
     local.unload_models()
-    fast = LocalBackend(DEFAULT_LOCAL_MODEL).complete(request).text
+    fast = LocalBackend(DEFAULT_LOCAL_MODEL, prompt_lookup=False).complete(request).text
     local.unload_models()
-    monkeypatch.setattr(local, "_llama_class", lambda: llama_cpp.Llama)
-    standard = LocalBackend(DEFAULT_LOCAL_MODEL).complete(request).text
+    monkeypatch.setattr(engine, "llama_class", lambda: llama_cpp.Llama)
+    standard = LocalBackend(DEFAULT_LOCAL_MODEL, prompt_lookup=False).complete(request).text
     local.unload_models()
     assert fast == standard
     assert isinstance(json.loads(fast)["sql"], str)

@@ -1,0 +1,117 @@
+"""Prompt lookup (n-gram speculative decoding), on token lists: drafter, acceptance, length.
+
+A reply that copies the user's SQL back with a few edits is predictable from
+its own context: when the reply's last n tokens occurred before (in the
+prompt, or earlier in the reply), the tokens that followed them there are a
+good guess of what comes next. The decoder evaluates that draft in one batch
+(logits for every position) and keeps the longest prefix that greedy decoding
+would have written (:func:`accept_prefix`), so the output is the greedy one,
+token for token; only the number of model evaluations changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+NGRAM_SIZES = (3, 2, 1)
+"""The n-gram lengths tried, longest first."""
+
+
+class NgramDrafter:
+    """Drafts continuations by looking the context's last n-gram up earlier in it.
+
+    The context is the prompt, then every token written so far
+    (:meth:`append`). An index maps each n-gram to the position that followed
+    its latest occurrence, so a look-up costs one dictionary access per size.
+    Once a draft's source is found, the drafter follows it (a cursor) for as
+    long as the written tokens agree with it: a reply copying a SQL statement
+    goes on copying the same occurrence, not whichever one repeats its last
+    few tokens (``COUNT(o.id)`` in the SELECT list, not in the HAVING clause).
+    """
+
+    def __init__(self, context: Sequence[int], sizes: Sequence[int] = NGRAM_SIZES) -> None:
+        self.tokens: list[int] = list(context)
+        self.sizes = tuple(sorted(set(sizes), reverse=True))
+        if not self.sizes or self.sizes[-1] < 1:
+            raise ValueError(f"n-gram sizes must be positive, got {sizes!r}")
+        self._follows: dict[tuple[int, ...], int] = {}
+        self._cursor: int | None = None
+        """Where the context is being copied from: the position expected next."""
+        for end in range(1, len(self.tokens)):
+            self._index(end)
+
+    def _index(self, end: int) -> None:
+        """Record the n-grams that end just before position `end` (a token follows them)."""
+        for size in self.sizes:
+            if end >= size:
+                self._follows[tuple(self.tokens[end - size : end])] = end
+
+    def append(self, token: int) -> None:
+        cursor = self._cursor
+        if cursor is not None:
+            self._cursor = cursor + 1 if self.tokens[cursor] == token else None
+        self.tokens.append(token)
+        self._index(len(self.tokens) - 1)
+
+    def draft(self, limit: int) -> list[int]:
+        """Up to `limit` tokens that follow the copied source, else the longest
+        matching n-gram (empty: no match)."""
+        if limit < 1:
+            return []
+        if self._cursor is None:
+            self._cursor = self._look_up()
+            if self._cursor is None:
+                return []
+        return self.tokens[self._cursor : self._cursor + limit]
+
+    def _look_up(self) -> int | None:
+        length = len(self.tokens)
+        for size in self.sizes:
+            if length < size:
+                continue
+            follows = self._follows.get(tuple(self.tokens[length - size :]))
+            if follows is not None:
+                return follows
+        return None
+
+
+def accept_prefix(draft: Sequence[int], choose: Callable[[int], int]) -> tuple[int, int]:
+    """``(accepted, next_token)``: how many draft tokens greedy decoding confirms.
+
+    ``choose(i)`` is the token greedy decoding writes after the first `i`
+    draft tokens (the argmax of the logits at that position, grammar
+    applied); it is called in order, at most once per position, and never
+    past the first mismatch (a grammar advances with each chosen token).
+    ``next_token`` is the greedy token after the accepted ones: the first
+    mismatch, or the token after a fully accepted draft.
+    """
+    for index, drafted in enumerate(draft):
+        chosen = choose(index)
+        if chosen != drafted:
+            return index, chosen
+    return len(draft), choose(len(draft))
+
+
+class DraftLength:
+    """How many tokens to draft next: grows while drafts are accepted, shrinks after misses.
+
+    A fully accepted draft doubles the length (up to `most`); a miss sets it
+    to one more than what was accepted (at least `least`), so a reply that
+    stops copying costs little: a rejected draft token is one more position
+    in a batch, about a third of a single-token step.
+    """
+
+    def __init__(self, start: int = 8, *, least: int = 1, most: int = 16) -> None:
+        if not 1 <= least <= start <= most:
+            raise ValueError(f"need 1 <= least <= start <= most, got {least}, {start}, {most}")
+        self.value = start
+        self.least = least
+        self.most = most
+
+    def update(self, drafted: int, accepted: int) -> None:
+        if drafted == 0:
+            return
+        if accepted >= drafted:
+            self.value = min(self.most, max(self.value, drafted) * 2)
+        else:
+            self.value = max(self.least, accepted + 1)
