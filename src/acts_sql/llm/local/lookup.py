@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-NGRAM_SIZES = (3, 2, 1)
+NGRAM_SIZES = (3, 2)
 """The n-gram lengths tried, longest first."""
 
 
