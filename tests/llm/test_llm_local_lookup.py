@@ -30,17 +30,22 @@ def test_the_drafter_continues_the_latest_occurrence_of_the_last_ngram() -> None
 
 
 def test_the_drafter_falls_back_to_shorter_ngrams_and_may_find_nothing() -> None:
-    drafter = NgramDrafter([5, 6, 7, 8])
+    drafter = NgramDrafter([5, 6, 7, 8], sizes=(3, 2, 1))
     drafter.append(42)
     assert drafter.draft(4) == []  # 42 never occurred before
     drafter.append(7)  # only the 1-gram "7" matches
     assert drafter.draft(2) == [8, 42]
+    by_default = NgramDrafter([5, 6, 7, 8, 42])
+    by_default.append(7)
+    assert by_default.draft(2) == []  # a single token is too weak a match
+    by_default.append(8)
+    assert by_default.draft(2) == [42, 7]
 
 
 def test_the_drafter_follows_the_copied_source_while_the_reply_agrees() -> None:
     # SELECT a , COUNT ( x ) FROM t HAVING COUNT ( x ) > 3
     prompt = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 13, 14, 15, 16, 20, 21]
-    drafter = NgramDrafter(prompt)
+    drafter = NgramDrafter(prompt, sizes=(3, 2, 1))
     for token in (99, 13):  # only "COUNT" matches: its latest occurrence, in HAVING
         drafter.append(token)
     assert drafter.draft(2) == [14, 15]
@@ -185,9 +190,8 @@ def test_a_copying_reply_needs_far_fewer_evaluations() -> None:
     plain = CopyingModel(PROMPT, COPY)
     decode_greedy(plain, plain.first(), transcript(plain), Argmax())
     looked = CopyingModel(PROMPT, COPY)
-    stats = decode_greedy(
-        looked, looked.first(), transcript(looked), Argmax(), NgramDrafter(PROMPT)
-    )
+    drafter = NgramDrafter(PROMPT, sizes=(3, 2, 1))
+    stats = decode_greedy(looked, looked.first(), transcript(looked), Argmax(), drafter)
     assert len(plain.batches) == len(COPY)  # one evaluation per token (the last is EOG)
     # 30: nothing to draft; 3 + a draft of 8, 7 confirmed (40 is an edit); 40: nothing;
     # 12 + a draft of 8, all confirmed, and 31 with it; 31: nothing (then EOG)
