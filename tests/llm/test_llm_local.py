@@ -267,6 +267,18 @@ def test_a_request_seed_tells_the_samples_of_a_pool_apart(fake_model: dict[str, 
     assert {c["temperature"] for c in fake_model["llama"].calls} == {0.8}
 
 
+def test_the_samples_of_a_pool_reuse_the_evaluated_prompt(fake_model: dict[str, Any]) -> None:
+    fake_model["replies"] += ["greedy", "one", "two", "three"]
+    backend = LocalBackend(str(fake_model["path"]), prompt_lookup=False)
+    usages = []
+    for seed, temperature in ((None, 0.0), (1, 0.8), (2, 0.8), (3, 0.8)):
+        _, usage = ask(backend, "x", purpose="generate_sql", seed=seed, temperature=temperature)
+        usages.append(usage)
+    assert usages[0].cached_prompt_tokens == 0
+    for usage in usages[1:]:  # all but the last prompt token, whose logits are sampled
+        assert usage.cached_prompt_tokens == usage.prompt_tokens - 1
+
+
 def test_a_verbatim_loop_is_cut_after_its_first_copy(fake_model: dict[str, Any]) -> None:
     loop = " ".join(f"w{i}" for i in range(16))
     fake_model["replies"].append(f'{{"sql": "S", "rationale": " {loop} {loop} {loop} {loop}')
@@ -612,3 +624,24 @@ def test_the_fast_grammar_sampler_writes_what_llama_cpp_python_writes(
     local.unload_models()
     assert fast == standard
     assert isinstance(json.loads(fast)["sql"], str)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@needs_model
+def test_pool_samples_continue_from_one_evaluated_prompt() -> None:
+    backend = LocalBackend(DEFAULT_LOCAL_MODEL)
+    backend.reset_prompt_cache()
+    request = real_request("Which names in t5 have the largest amount?")
+    backend.complete(request)  # the greedy answer: the prompt is evaluated
+    cold = backend.last_call
+    assert cold is not None and cold.evaluated_prompt_tokens >= cold.prompt_tokens - 1
+    texts = []
+    for seed in (1, 2, 3):
+        sample = request.model_copy(update={"temperature": 0.8, "seed": seed})
+        texts.append(backend.complete(sample).text)
+        stats = backend.last_call
+        assert stats is not None and stats.evaluated_prompt_tokens <= 1
+        assert stats.cached_prompt_tokens == stats.prompt_tokens - 1
+    again = request.model_copy(update={"temperature": 0.8, "seed": 1})
+    assert backend.complete(again).text == texts[0]  # a sample is reproducible

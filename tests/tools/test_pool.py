@@ -201,3 +201,16 @@ def test_once_a_draw_repeats_a_rejected_sql_the_later_draws_are_told_not_to():
     prompts = [r.messages[-1].content for r in llm.requests]
     assert "Do not repeat" not in prompts[0] and "Do not repeat" not in prompts[1]
     assert "Do not repeat these SQL statements" in prompts[2] and rejected_sql in prompts[2]
+
+
+def test_the_samples_of_a_pool_repeat_the_greedy_prompt_so_it_is_evaluated_once():
+    # a local model keeps the evaluated prompt in its KV cache: identical prompts
+    # mean K candidates cost one prompt evaluation and K generations
+    script = {
+        "generate_sql": [gen(f"SELECT room_id FROM rooms WHERE capacity > {n}") for n in range(4)]
+    }
+    tool_env, _, llm = env(script, size=4)
+    run(tool_env)
+    assert len(llm.requests) == 4
+    assert all(r.messages == llm.requests[0].messages for r in llm.requests)
+    assert [r.temperature for r in llm.requests] == [0.0, 0.7, 0.7, 0.7]
