@@ -15,7 +15,7 @@ from acts_sql.errors import LLMError
 from acts_sql.llm.base import LLMRequest, Message
 from acts_sql.llm.local import LocalBackend, engine, llama_cpp_available, threads
 from acts_sql.llm.local.decoder import Argmax, Transcript, decode_greedy
-from acts_sql.llm.local.lookup import DraftLength, NgramDrafter, accept_prefix
+from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter, accept_prefix
 from acts_sql.llm.models import DEFAULT_LOCAL_MODEL, model_available
 
 # -- the drafter and the acceptance rule ------------------------------------------------
@@ -105,6 +105,28 @@ def test_the_draft_length_grows_on_hits_and_shrinks_after_misses() -> None:
         DraftLength(0)
 
 
+def test_the_gate_lets_drafts_through_only_where_they_pay() -> None:
+    gate = DraftGate(weight=1.0)  # the last measure counts (no averaging), for the test
+    assert gate.allows(fresh=True)  # nothing measured yet
+    gate.record_step(1, 0.022)
+    gate.record_step(5, 0.062)  # 10 ms per drafted token: pays above a 45% share
+    gate.record_draft(fresh=True, drafted=10, accepted=3)
+    gate.record_draft(fresh=False, drafted=10, accepted=7)
+    assert not gate.allows(fresh=True) and gate.allows(fresh=False)
+    gate.record_step(1, 0.052)
+    gate.record_step(5, 0.212)  # 40 ms per drafted token (1 busy core): above 77%
+    assert not gate.allows(fresh=False)
+    gate.record_draft(fresh=False, drafted=16, accepted=16)
+    assert gate.allows(fresh=False)
+
+
+class OpenGate(DraftGate):
+    """Every draft goes through (the stand-in model's step times mean nothing)."""
+
+    def allows(self, fresh: bool) -> bool:
+        return True
+
+
 # -- the decoder on a stand-in model ----------------------------------------------------
 
 VOCAB = 64
@@ -178,7 +200,9 @@ def test_decoding_with_prompt_lookup_writes_the_greedy_tokens(reply: list[int]) 
     decode_greedy(plain, plain.first(), alone, Argmax())
     looked = CopyingModel(PROMPT, reply)
     drafted = transcript(looked)
-    stats = decode_greedy(looked, looked.first(), drafted, Argmax(), NgramDrafter(PROMPT))
+    stats = decode_greedy(
+        looked, looked.first(), drafted, Argmax(), NgramDrafter(PROMPT), gate=OpenGate()
+    )
     assert alone.tokens == reply and drafted.tokens == reply
     assert drafted.finish == alone.finish == "stop"
     # the KV cache holds the prompt and the reply (not EOG), as without drafts
@@ -191,7 +215,9 @@ def test_a_copying_reply_needs_far_fewer_evaluations() -> None:
     decode_greedy(plain, plain.first(), transcript(plain), Argmax())
     looked = CopyingModel(PROMPT, COPY)
     drafter = NgramDrafter(PROMPT, sizes=(3, 2, 1))
-    stats = decode_greedy(looked, looked.first(), transcript(looked), Argmax(), drafter)
+    stats = decode_greedy(
+        looked, looked.first(), transcript(looked), Argmax(), drafter, gate=OpenGate()
+    )
     assert len(plain.batches) == len(COPY)  # one evaluation per token (the last is EOG)
     # 30: nothing to draft; 3 + a draft of 8, 7 confirmed (40 is an edit); 40: nothing;
     # 12 + a draft of 8, all confirmed, and 31 with it; 31: nothing (then EOG)
@@ -202,7 +228,15 @@ def test_a_copying_reply_needs_far_fewer_evaluations() -> None:
 def test_max_tokens_ends_the_reply_inside_a_draft_with_the_cache_consistent() -> None:
     model = CopyingModel(PROMPT, COPY)
     written = transcript(model, max_tokens=7)
-    decode_greedy(model, model.first(), written, Argmax(), NgramDrafter(PROMPT), DraftLength(8))
+    decode_greedy(
+        model,
+        model.first(),
+        written,
+        Argmax(),
+        NgramDrafter(PROMPT),
+        DraftLength(8),
+        gate=OpenGate(),
+    )
     assert written.tokens == COPY[:7] and written.finish == "length"
     assert model.cache[: len(PROMPT) + 6] == PROMPT + COPY[:6]
     assert len(model.cache) <= len(PROMPT) + 7  # no rejected draft token left behind
@@ -217,7 +251,7 @@ def test_a_stopping_criterion_sees_the_prompt_and_the_reply_after_each_token() -
 
     model = CopyingModel(PROMPT, COPY)
     written = transcript(model, criteria=criterion)
-    decode_greedy(model, model.first(), written, Argmax(), NgramDrafter(PROMPT))
+    decode_greedy(model, model.first(), written, Argmax(), NgramDrafter(PROMPT), gate=OpenGate())
     assert written.tokens == COPY[:5] and written.finish == "stop"
     assert seen == [PROMPT + COPY[:n] for n in range(1, 6)]
 
@@ -225,7 +259,7 @@ def test_a_stopping_criterion_sees_the_prompt_and_the_reply_after_each_token() -
 def test_a_stop_string_cuts_the_text_and_eog_is_not_written() -> None:
     model = CopyingModel(PROMPT, COPY)
     cut = transcript(model, stop=[b"<5><6>"])
-    decode_greedy(model, model.first(), cut, Argmax(), NgramDrafter(PROMPT))
+    decode_greedy(model, model.first(), cut, Argmax(), NgramDrafter(PROMPT), gate=OpenGate())
     assert cut.text == b"<30><3><4>" and cut.finish == "stop"
     done = transcript(model)
     assert not done.push(7) and done.push(EOG)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from acts_sql.llm.local.lookup import DraftLength, NgramDrafter, accept_prefix
+from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter, accept_prefix
 
 if TYPE_CHECKING:
     import numpy as np
@@ -145,27 +145,33 @@ def decode_greedy(
     drafter: NgramDrafter | None = None,
     length: DraftLength | None = None,
     on_step: Callable[[int, float], None] | None = None,
+    gate: DraftGate | None = None,
 ) -> DecodeStats:
     """Write greedy tokens into `transcript` until it ends, starting from the logits `first`.
 
     With a `drafter`, each evaluation also verifies a draft of up to
-    ``length.value`` tokens. The engine's KV cache ends holding the prompt and
-    every token written but the last (as with llama-cpp-python).
+    ``length.value`` tokens, where the `gate` finds that drafts pay. The
+    engine's KV cache ends holding the prompt and the tokens written.
     """
     stats = DecodeStats()
     length = length or DraftLength()
+    gate = gate or DraftGate()
     token = chooser.choose(first[0])
     while not transcript.push(token):
         if drafter is not None:
             drafter.append(token)
         limit = min(length.value, transcript.left - 1)
         draft = drafter.draft(limit) if drafter is not None else []
+        fresh = drafter.fresh if drafter is not None else True
+        if draft and not gate.allows(fresh):
+            draft = []
         base = engine.n_tokens
         started = time.perf_counter()
         rows = engine.decode([token, *draft])
         seconds = time.perf_counter() - started
         stats.steps += 1
         stats.step_seconds.append((len(draft) + 1, seconds))
+        gate.record_step(len(draft) + 1, seconds)
         if on_step is not None:
             on_step(len(draft) + 1, seconds)
 
@@ -175,6 +181,7 @@ def decode_greedy(
         accepted, following = _verify(draft, choose, transcript, drafter)
         stats.drafted += len(draft)
         stats.accepted += accepted
+        gate.record_draft(fresh, len(draft), accepted)
         length.update(len(draft), accepted)
         if accepted < len(draft):
             engine.truncate(base + 1 + accepted)
