@@ -36,9 +36,10 @@ Prompt lookup
     (``generate_sql``, ``fix_syntax``, ``decompose``, ``correct``) are decoded
     by the project's decoder: each model evaluation verifies a draft taken
     from the prompt (the tokens that followed the reply's last n-gram there)
-    and keeps what greedy decoding confirms, so the reply is the same, token
-    for token, in fewer evaluations. ``ACTS_SQL_PROMPT_LOOKUP=0`` turns it
-    off (llama-cpp-python's own loop then writes every reply).
+    and keeps what greedy decoding confirms: a greedy reply in fewer
+    evaluations (llama.cpp's batch numerics can tip a near-tie, as a cached
+    prompt already can). ``ACTS_SQL_PROMPT_LOOKUP=0`` turns it off
+    (llama-cpp-python's own loop then writes every reply).
 
 Prefix reuse (the KV cache)
     llama.cpp keeps the keys and values of the tokens it evaluated last;

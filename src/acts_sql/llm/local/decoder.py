@@ -1,7 +1,7 @@
 """The project's greedy decoder: llama-cpp-python's loop, lean, with prompt lookup.
 
 :func:`decode_greedy` writes what ``Llama.create_completion`` writes at
-temperature 0 (same tokens, same text, same stop rules: end-of-generation
+temperature 0 from the same logits (the same stop rules: end-of-generation
 token, stop strings, ``max_tokens``, stopping criteria checked after each
 token), with less Python per token, and, given a drafter, several tokens per
 model evaluation: the draft is evaluated in one batch with logits for every

@@ -5,8 +5,9 @@ its own context: when the reply's last n tokens occurred before (in the
 prompt, or earlier in the reply), the tokens that followed them there are a
 good guess of what comes next. The decoder evaluates that draft in one batch
 (logits for every position) and keeps the longest prefix that greedy decoding
-would have written (:func:`accept_prefix`), so the output is the greedy one,
-token for token; only the number of model evaluations changes.
+would have written (:func:`accept_prefix`), so the output is the greedy one
+for the logits computed; only the number of model evaluations changes (and,
+through llama.cpp's batch numerics, a near-tie may fall the other way).
 """
 
 from __future__ import annotations
