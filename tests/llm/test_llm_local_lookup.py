@@ -105,26 +105,37 @@ def test_the_draft_length_grows_on_hits_and_shrinks_after_misses() -> None:
         DraftLength(0)
 
 
-def test_the_gate_lets_drafts_through_only_where_they_pay() -> None:
+def test_the_gate_drafts_as_much_as_pays_by_measured_costs_and_shares() -> None:
     gate = DraftGate(weight=1.0)  # the last measure counts (no averaging), for the test
-    assert gate.allows(fresh=True)  # nothing measured yet
-    gate.record_step(1, 0.022)
-    gate.record_step(5, 0.062)  # 10 ms per drafted token: pays above a 45% share
-    gate.record_draft(fresh=True, drafted=10, accepted=3)
-    gate.record_draft(fresh=False, drafted=10, accepted=7)
-    assert not gate.allows(fresh=True) and gate.allows(fresh=False)
-    gate.record_step(1, 0.052)
-    gate.record_step(5, 0.212)  # 40 ms per drafted token (1 busy core): above 77%
-    assert not gate.allows(fresh=False)
+    assert gate.length(fresh=True, most=16) == 16  # nothing measured yet
+    gate.record_step(1, 0.022)  # 2 idle cores: 22 ms a token, 52 for 4, 87 for 8, 120 for 16
+    for size, seconds in ((4, 0.052), (8, 0.087), (16, 0.120), (17, 0.125)):
+        gate.record_step(size, seconds)
     gate.record_draft(fresh=False, drafted=16, accepted=16)
-    assert gate.allows(fresh=False)
+    assert gate.length(fresh=False, most=16) == 16  # a copied source, all confirmed
+    gate.record_draft(fresh=True, drafted=10, accepted=2)
+    assert gate.length(fresh=True, most=16) == 0  # 20% confirmed: a draft costs more
+    linear = DraftGate(weight=1.0)  # 1 busy core: a batch costs its tokens one by one
+    linear.record_step(1, 0.050)
+    for size in range(2, 18):
+        linear.record_step(size, 0.050 * size)
+    linear.record_draft(fresh=False, drafted=8, accepted=7)
+    assert linear.length(fresh=False, most=16) == 0
+
+
+def test_the_gate_tries_a_refused_kind_again_after_a_while() -> None:
+    gate = DraftGate(weight=1.0, explore_after=3)
+    gate.record_step(1, 0.050)
+    for size in range(2, 18):
+        gate.record_step(size, 0.060 * size)  # a drafted token costs more than a step
+    assert [gate.length(fresh=True, most=8) for _ in range(8)] == [0, 0, 0, 2, 0, 0, 0, 2]
 
 
 class OpenGate(DraftGate):
-    """Every draft goes through (the stand-in model's step times mean nothing)."""
+    """Every draft goes through whole (the stand-in model's step times mean nothing)."""
 
-    def allows(self, fresh: bool) -> bool:
-        return True
+    def length(self, fresh: bool, most: int) -> int:
+        return most
 
 
 # -- the decoder on a stand-in model ----------------------------------------------------

@@ -150,7 +150,7 @@ def decode_greedy(
     """Write greedy tokens into `transcript` until it ends, starting from the logits `first`.
 
     With a `drafter`, each evaluation also verifies a draft of up to
-    ``length.value`` tokens, where the `gate` finds that drafts pay. The
+    ``length.value`` tokens, as much of it as the `gate` finds pays. The
     engine's KV cache ends holding the prompt and the tokens written.
     """
     stats = DecodeStats()
@@ -163,8 +163,8 @@ def decode_greedy(
         limit = min(length.value, transcript.left - 1)
         draft = drafter.draft(limit) if drafter is not None else []
         fresh = drafter.fresh if drafter is not None else True
-        if draft and not gate.allows(fresh):
-            draft = []
+        if draft:
+            draft = draft[: gate.length(fresh, len(draft))]
         base = engine.n_tokens
         started = time.perf_counter()
         rows = engine.decode([token, *draft])

@@ -122,39 +122,65 @@ class DraftLength:
 
 
 class DraftGate:
-    """Drafts only where they pay, by the step times and acceptance measured so far.
+    """How much of a draft to evaluate, by the step times and acceptance measured so far.
 
-    A drafted token makes an evaluation longer by ``extra`` seconds (measured:
-    a batch of n costs ``single + (n - 1) * extra``) and saves a whole step
-    (``single``) when it is confirmed. So a draft pays when the share of its
-    tokens that are confirmed exceeds ``extra / single``: about 0.45 on 2 idle
-    cores, about 0.7 on 1 busy one. The share is tracked apart for drafts that
-    follow a source being copied (mostly confirmed) and for fresh look-ups
-    (often not). A fresh look-up the gate refuses still sets the drafter's
-    cursor: if the reply then follows it, the next draft is a following one.
+    An evaluation of n tokens costs ``cost(n)`` seconds (measured per batch
+    size; a size not seen yet is guessed from the single-token step as
+    ``single * (1 + 0.45 * (n - 1))``, what 2 idle cores measured). If each
+    drafted token is confirmed with probability p, a draft of k tokens writes
+    ``1 + p + ... + p**k`` tokens on average; the gate picks the k (0: no
+    draft) with the most tokens per second. p is the confirmed share of
+    drafted tokens, tracked apart for drafts that follow a source being
+    copied (mostly confirmed) and for fresh look-ups (often not). On 2 idle
+    cores drafting pays from a share of about 45%; on 1 busy core, where a
+    batch costs nearly as much as its tokens one by one, rarely. A fresh
+    look-up the gate refuses still sets the drafter's cursor: if the reply
+    then follows it, the next draft is a following one. After `explore_after`
+    refusals in a row a short draft goes through anyway, so that a share or a
+    cost measured badly once can recover.
     """
 
-    def __init__(self, *, weight: float = 0.3) -> None:
+    def __init__(
+        self, *, weight: float = 0.3, explore_after: int = 8, guessed_extra: float = 0.45
+    ) -> None:
         self.weight = weight
-        self.single: float | None = None
-        self.extra: float | None = None
-        self.share = {True: 0.5, False: 0.9}
+        self.explore_after = explore_after
+        self.guessed_extra = guessed_extra
+        self.cost: dict[int, float] = {}
+        """Seconds of an evaluation by its number of tokens (a moving average)."""
+        self.share = {True: 0.5, False: 1.0}
         """Confirmed share of drafted tokens, for fresh look-ups (True) and following drafts."""
+        self._refused = {True: 0, False: 0}
 
     def _mix(self, old: float | None, new: float) -> float:
         return new if old is None else old + self.weight * (new - old)
 
     def record_step(self, tokens: int, seconds: float) -> None:
-        if tokens == 1:
-            self.single = self._mix(self.single, seconds)
-        elif self.single is not None:
-            self.extra = self._mix(self.extra, max(0.0, seconds - self.single) / (tokens - 1))
+        if tokens >= 1 and seconds > 0:
+            self.cost[tokens] = self._mix(self.cost.get(tokens), seconds)
 
     def record_draft(self, fresh: bool, drafted: int, accepted: int) -> None:
         if drafted:
             self.share[fresh] = self._mix(self.share[fresh], accepted / drafted)
 
-    def allows(self, fresh: bool) -> bool:
-        if self.single is None or self.extra is None:
-            return True
-        return self.share[fresh] * self.single > self.extra
+    def length(self, fresh: bool, most: int) -> int:
+        """How many of `most` drafted tokens to evaluate (0: none)."""
+        single = self.cost.get(1)
+        if single is None or most < 1:
+            return most
+        share = min(self.share[fresh], 0.999)
+        best, best_rate = 0, 1.0 / single
+        expected = 1.0
+        for k in range(1, most + 1):
+            expected += share**k
+            cost = self.cost.get(k + 1, single * (1 + self.guessed_extra * k))
+            if expected / cost > best_rate:
+                best, best_rate = k, expected / cost
+        if best:
+            self._refused[fresh] = 0
+            return best
+        self._refused[fresh] += 1
+        if self._refused[fresh] > self.explore_after:
+            self._refused[fresh] = 0
+            return min(2, most)
+        return 0
