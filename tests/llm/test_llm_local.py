@@ -181,6 +181,86 @@ class FakeLoaded(call.LoadedModel):
     def counters(self) -> tuple[int, float]:
         return 0, 0.0
 
+    def draft_gate(self, threads: int) -> Any:
+        from acts_sql.llm.local.lookup import DraftGate
+
+        class Open(DraftGate):  # the stand-in's step times mean nothing
+            def length(self, fresh: bool, most: int) -> int:
+                return most
+
+        return Open()
+
+    def engine(self) -> FakeEngine:
+        if not hasattr(self, "_engine"):
+            self._engine = FakeEngine(self.llama)
+        return self._engine
+
+
+EOG = 0
+
+
+class FakeEngine:
+    """The project decoder's primitives over FakeLlama: its next reply, word by word.
+
+    Greedy 'logits' put the next word of the reply first (EOG after it), so
+    prompt lookup can draft from the prompt and be checked.
+    """
+
+    def __init__(self, llama: FakeLlama) -> None:
+        self.llama = llama
+        self.reply: list[int] = []
+        self.prompt_length = 0
+        self.batches: list[int] = []
+
+    @property
+    def n_tokens(self) -> int:
+        return self.llama.n_tokens
+
+    def _row(self) -> Any:
+        import numpy as np
+
+        written = self.llama.n_tokens - self.prompt_length
+        token = self.reply[written] if written < len(self.reply) else EOG
+        row = np.zeros(len(self.llama.vocab) + 2, dtype=np.float32)
+        row[token] = 1.0
+        return row
+
+    def truncate(self, n_tokens: int) -> None:
+        self.llama.n_tokens = min(self.llama.n_tokens, n_tokens)
+        self.llama.input_ids = self.llama.input_ids[: self.llama.n_tokens]
+
+    def evaluate_prompt(self, tokens: list[int], deadline: float | None) -> Any:
+        import numpy as np
+
+        self.reply = self.llama.tokenize(self.llama.replies.pop(0).encode(), False, False)
+        self.llama.input_ids = Ids(list(self.llama.input_ids) + list(tokens))
+        self.llama.n_tokens = len(self.llama.input_ids)
+        self.prompt_length = self.llama.n_tokens
+        return np.stack([self._row()])
+
+    def decode(self, tokens: list[int]) -> Any:
+        import numpy as np
+
+        self.batches.append(len(tokens))
+        rows = []
+        for token in tokens:
+            time.sleep(self.llama.token_delay_s)
+            self.llama.input_ids = Ids([*self.llama.input_ids, token])
+            self.llama.n_tokens += 1
+            rows.append(self._row())
+        return np.stack(rows)
+
+    def is_eog(self, token: int) -> bool:
+        return token == EOG
+
+    def piece(self, token: int) -> bytes:
+        return b" " + self.llama.words[token].encode()
+
+    def greedy_grammar(self, grammar: Any) -> Any:
+        from acts_sql.llm.local.decoder import Argmax
+
+        return Argmax()
+
 
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
@@ -277,6 +357,51 @@ def test_the_samples_of_a_pool_reuse_the_evaluated_prompt(fake_model: dict[str, 
     assert usages[0].cached_prompt_tokens == 0
     for usage in usages[1:]:  # all but the last prompt token, whose logits are sampled
         assert usage.cached_prompt_tokens == usage.prompt_tokens - 1
+
+
+def test_a_copying_purpose_is_decoded_with_prompt_lookup(fake_model: dict[str, Any]) -> None:
+    sql = "SELECT name FROM users WHERE id IN ( SELECT user_id FROM orders ) ORDER BY name"
+    fake_model["replies"] += [f'{{"sql": " {sql} "}}', "plain reply"]
+    backend = LocalBackend(str(fake_model["path"]))
+    assert backend.prompt_lookup and "prompt lookup" in backend.describe()
+    text, usage = ask(backend, f"SQL: {sql} fix it", purpose="generate_sql")
+    stats = backend.last_call
+    assert text.split() == f'{{"sql": " {sql} "}}'.split()
+    assert stats is not None and stats.decoder == "lookup" and stats.stopped_by == "stop"
+    assert usage.completion_tokens == len(sql.split()) + 3  # {"sql": " ... "}
+    assert stats.accepted_tokens >= len(sql.split()) - 3  # the SQL came from the prompt
+    assert stats.decode_steps < usage.completion_tokens
+    assert fake_model["llama"].calls == []  # llama-cpp-python's loop was not used
+    ask(backend, "x")  # a plan is not a copying purpose: llama-cpp-python's loop
+    assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+
+
+def test_prompt_lookup_off_by_the_environment(
+    fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_model["replies"] += ["a b c"]
+    monkeypatch.setenv("ACTS_SQL_PROMPT_LOOKUP", "0")
+    backend = LocalBackend(str(fake_model["path"]))
+    assert not backend.prompt_lookup
+    ask(backend, "x", purpose="generate_sql")
+    assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+
+
+def test_the_lookup_decoder_keeps_the_repetition_stop_and_the_deadline(
+    fake_model: dict[str, Any],
+) -> None:
+    loop = " ".join(f"w{i}" for i in range(16))
+    words = " ".join(f"v{i}" for i in range(40))
+    fake_model["replies"] += [f'{{"sql": " {loop} {loop} {loop} {loop}', f"SELECT {words}"]
+    fake_model["token_delay_s"] = 0.02
+    backend = LocalBackend(str(fake_model["path"]))
+    text, usage = ask(backend, "x", purpose="fix_syntax")
+    assert text.split() == f'{{"sql": " {loop}'.split()
+    assert usage.stopped_by == "repetition"
+    started = time.perf_counter()
+    text, usage = ask(backend, "y", purpose="fix_syntax", timeout_s=0.25)
+    assert time.perf_counter() - started < 0.6
+    assert usage.stopped_by == "deadline" and 3 <= len(text.split()) < 20
 
 
 def test_a_verbatim_loop_is_cut_after_its_first_copy(fake_model: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ from acts_sql.llm.base import LLMRequest
 from acts_sql.llm.local.decoder import Argmax, DecodeStats, Transcript, decode_greedy
 from acts_sql.llm.local.grammar import GrammarCache
 from acts_sql.llm.local.guards import DeadlineGuard, RepetitionGuard, Stops
-from acts_sql.llm.local.lookup import DraftLength, NgramDrafter
+from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter
 from acts_sql.llm.local.prompt_eval import PromptDeadline, deadline_error, reused_prefix
 from acts_sql.llm.local.threads import ThreadGovernor
 
@@ -126,6 +126,14 @@ class LoadedModel:
         self.governor = governor or ThreadGovernor(threads, threads)
         self.lock = threading.Lock()
         self._grammars = GrammarCache()
+        self._gates: dict[int, DraftGate] = {}
+        """Prompt lookup's measured step costs, by thread count."""
+
+    def draft_gate(self, threads: int) -> DraftGate:
+        """The draft gate of a reply decoded with `threads` threads (costs kept across calls)."""
+        gate = self._gates.setdefault(threads, DraftGate())
+        gate.new_reply()
+        return gate
 
     # -- llama.cpp specifics (a fake model replaces these) ---------------------------
 
@@ -333,7 +341,14 @@ class LoadedModel:
 
         began = time.perf_counter()
         stats = decode_greedy(
-            engine, first, transcript, chooser, NgramDrafter(call.prompt), DraftLength(), on_step
+            engine,
+            first,
+            transcript,
+            chooser,
+            NgramDrafter(call.prompt),
+            DraftLength(),
+            on_step,
+            self.draft_gate(call.threads),
         )
         return _Written(
             text=transcript.text.decode("utf-8", errors="ignore"),

@@ -155,6 +155,11 @@ class DraftGate:
     def _mix(self, old: float | None, new: float) -> float:
         return new if old is None else old + self.weight * (new - old)
 
+    def new_reply(self) -> None:
+        """Forget the confirmed shares (they are the reply's); keep the measured costs."""
+        self.share = {True: 0.5, False: 1.0}
+        self._refused = {True: 0, False: 0}
+
     def record_step(self, tokens: int, seconds: float) -> None:
         if tokens >= 1 and seconds > 0:
             self.cost[tokens] = self._mix(self.cost.get(tokens), seconds)
