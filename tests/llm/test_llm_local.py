@@ -385,6 +385,12 @@ def test_prompt_lookup_off_by_the_environment(
     assert not backend.prompt_lookup
     ask(backend, "x", purpose="generate_sql")
     assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+    fake_model["llama"].replies.append("d e f")
+    monkeypatch.setenv("ACTS_SQL_PROMPT_LOOKUP", "all")  # every greedy purpose, plans too
+    everything = LocalBackend(str(fake_model["path"]))
+    assert everything.prompt_lookup and everything.lookup_purposes is None
+    ask(everything, "x", purpose="plan")
+    assert everything.last_call is not None and everything.last_call.decoder == "lookup"
 
 
 def test_the_lookup_decoder_keeps_the_repetition_stop_and_the_deadline(

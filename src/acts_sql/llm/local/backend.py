@@ -30,6 +30,7 @@ from acts_sql.llm.local.call import (
     PROMPT_LOOKUP_PURPOSES,
     CallStats,
     LoadedModel,
+    lookup_purposes_from_env,
     prompt_lookup_enabled,
 )
 from acts_sql.llm.local.prompt_eval import deadline_error
@@ -103,11 +104,12 @@ class LocalBackend:
         progress: ProgressCallback | None = None,
         extra_buffers: bool = False,
         prompt_lookup: bool | None = None,
-        lookup_purposes: frozenset[str] = PROMPT_LOOKUP_PURPOSES,
+        lookup_purposes: frozenset[str] | None = PROMPT_LOOKUP_PURPOSES,
     ) -> None:
         """`model` is a registry name or a .gguf path. `max_tokens` caps every
         request's own limit. `prompt_lookup` (default: ACTS_SQL_PROMPT_LOOKUP,
-        on) decodes greedy requests of `lookup_purposes` with prompt lookup.
+        on) decodes greedy requests of `lookup_purposes` (None: of every
+        purpose; ACTS_SQL_PROMPT_LOOKUP=all says so too) with prompt lookup.
         Nothing is loaded until :meth:`load` or the first call; the model
         name, path and llama-cpp-python are checked now."""
         text = (model or DEFAULT_LOCAL_MODEL).strip()
@@ -144,7 +146,11 @@ class LocalBackend:
         self.progress = progress
         self.extra_buffers = extra_buffers
         self.prompt_lookup = prompt_lookup_enabled() if prompt_lookup is None else prompt_lookup
-        self.lookup_purposes = lookup_purposes
+        self.lookup_purposes = (
+            lookup_purposes_from_env()
+            if lookup_purposes is PROMPT_LOOKUP_PURPOSES
+            else lookup_purposes
+        )
         self.last_call: CallStats | None = None
 
     @property
@@ -216,7 +222,8 @@ class LocalBackend:
                 max_tokens=self.max_tokens,
                 threads=threads,
                 deadline=deadline,
-                lookup=self.prompt_lookup and request.purpose in self.lookup_purposes,
+                lookup=self.prompt_lookup
+                and (self.lookup_purposes is None or request.purpose in self.lookup_purposes),
                 adapt_threads=self.fixed_threads is None,
             )
         finally:

@@ -45,10 +45,20 @@ class LocalContextError(LLMError):
     """A prompt that does not fit the model's context window."""
 
 
+ALL_PURPOSES = "all"
+
+
 def prompt_lookup_enabled() -> bool:
     """ACTS_SQL_PROMPT_LOOKUP: on unless it is ``0`` (or ``off``, ``false``, ``no``)."""
     raw = os.environ.get("ACTS_SQL_PROMPT_LOOKUP", "1").strip().lower()
     return raw not in ("0", "off", "false", "no")
+
+
+def lookup_purposes_from_env() -> frozenset[str] | None:
+    """The purposes decoded with prompt lookup: :data:`PROMPT_LOOKUP_PURPOSES`, or
+    None (every greedy request) when ACTS_SQL_PROMPT_LOOKUP is ``all``."""
+    raw = os.environ.get("ACTS_SQL_PROMPT_LOOKUP", "1").strip().lower()
+    return None if raw == ALL_PURPOSES else PROMPT_LOOKUP_PURPOSES
 
 
 @dataclass(frozen=True)
