@@ -4,11 +4,11 @@ prompt lookup, with and without a JSON schema."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 
 from acts_sql.errors import LLMError
@@ -140,6 +140,11 @@ class OpenGate(DraftGate):
 
 # -- the decoder on a stand-in model ----------------------------------------------------
 
+needs_numpy = pytest.mark.skipif(
+    importlib.util.find_spec("numpy") is None,
+    reason="the decoder's logit rows are numpy arrays (numpy comes with the local extra)",
+)
+
 VOCAB = 64
 EOG = 63
 
@@ -168,15 +173,19 @@ class CopyingModel:
             return self.reply[len(written)] if len(written) < len(self.reply) else EOG
         return (sum(written) * 7 + 3) % (VOCAB - 1)  # off the reply: garbage, but fixed
 
-    def row(self, history: Sequence[int]) -> np.ndarray:
+    def row(self, history: Sequence[int]) -> Any:
+        import numpy as np
+
         logits = np.zeros(VOCAB, dtype=np.float32)
         logits[self.next_token(history)] = 1.0
         return logits
 
-    def first(self) -> np.ndarray:
+    def first(self) -> Any:
         return self.row(self.cache)[None, :]
 
-    def decode(self, tokens: Sequence[int]) -> np.ndarray:
+    def decode(self, tokens: Sequence[int]) -> Any:
+        import numpy as np
+
         self.batches.append(len(tokens))
         rows = []
         for token in tokens:
@@ -204,6 +213,7 @@ PROMPT = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
 COPY = [30, 3, 4, 5, 6, 7, 8, 9, 10, 40, 12, 13, 14, 15, 16, 17, 18, 19, 20, 31]
 
 
+@needs_numpy
 @pytest.mark.parametrize("reply", [COPY, [33, 34, 35, 36, 37], [3, 4, 5, 3, 4, 5, 3, 9], []])
 def test_decoding_with_prompt_lookup_writes_the_greedy_tokens(reply: list[int]) -> None:
     plain = CopyingModel(PROMPT, reply)
@@ -221,6 +231,7 @@ def test_decoding_with_prompt_lookup_writes_the_greedy_tokens(reply: list[int]) 
     assert stats.accepted <= stats.drafted
 
 
+@needs_numpy
 def test_a_copying_reply_needs_far_fewer_evaluations() -> None:
     plain = CopyingModel(PROMPT, COPY)
     decode_greedy(plain, plain.first(), transcript(plain), Argmax())
@@ -236,6 +247,7 @@ def test_a_copying_reply_needs_far_fewer_evaluations() -> None:
     assert (stats.steps, stats.drafted, stats.accepted) == (5, 16, 15)
 
 
+@needs_numpy
 def test_max_tokens_ends_the_reply_inside_a_draft_with_the_cache_consistent() -> None:
     model = CopyingModel(PROMPT, COPY)
     written = transcript(model, max_tokens=7)
@@ -253,6 +265,7 @@ def test_max_tokens_ends_the_reply_inside_a_draft_with_the_cache_consistent() ->
     assert len(model.cache) <= len(PROMPT) + 7  # no rejected draft token left behind
 
 
+@needs_numpy
 def test_a_stopping_criterion_sees_the_prompt_and_the_reply_after_each_token() -> None:
     seen: list[list[int]] = []
 
@@ -267,6 +280,7 @@ def test_a_stopping_criterion_sees_the_prompt_and_the_reply_after_each_token() -
     assert seen == [PROMPT + COPY[:n] for n in range(1, 6)]
 
 
+@needs_numpy
 def test_a_stop_string_cuts_the_text_and_eog_is_not_written() -> None:
     model = CopyingModel(PROMPT, COPY)
     cut = transcript(model, stop=[b"<5><6>"])
