@@ -39,7 +39,8 @@ Prompt lookup
     and keeps what greedy decoding confirms: a greedy reply in fewer
     evaluations (llama.cpp's batch numerics can tip a near-tie, as a cached
     prompt already can). ``ACTS_SQL_PROMPT_LOOKUP=0`` turns it off
-    (llama-cpp-python's own loop then writes every reply).
+    (llama-cpp-python's own loop then writes every reply), ``=all`` uses it
+    for every greedy request.
 
 Prefix reuse (the KV cache)
     llama.cpp keeps the keys and values of the tokens it evaluated last;
