@@ -16,20 +16,32 @@
 5. With --demo: ``acts-sql demo``'s corrections with the model (the demo's
    budget), wall time and LLM calls per task.
 
+With --prompt-lookup, only this: the SQL-copying prompts of
+scripts/data/lookup_prompts.json (rendered with the engine's templates),
+each answered greedily with prompt lookup off (llama-cpp-python's loop) and
+on, in the same run; generation time only (the prompt is evaluated before
+either is timed: the first call of a prompt evaluates it, the second reuses
+it). --json prints one JSON object; --out FILE keeps one JSON line per
+prompt and, run again, skips the prompts already in it (resumable).
+
 The machine has 2 cores and is shared: the load average is printed first;
 numbers taken while other jobs run are slower (llama.cpp's threads wait for
 each other when a core is taken).
 
     .venv/bin/python scripts/bench_local_llm.py [--model qwen2.5-coder-0.5b]
         [--repeat 3] [--prefix-tokens 1500] [--tail-tokens 200] [--demo]
+    .venv/bin/python scripts/bench_local_llm.py --prompt-lookup --json
+        [--model qwen2.5-coder-1.5b] [--limit N] [--out results.jsonl]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from acts_sql import correct
@@ -38,8 +50,12 @@ from acts_sql.demo import demo_db_path, load_tasks
 from acts_sql.llm.base import LLMRequest, LLMResponse, Message
 from acts_sql.llm.local import CallStats, LocalBackend
 from acts_sql.llm.models import ProgressEvent
+from acts_sql.llm.prompting import load_template, render
 from acts_sql.llm.scripted import ScriptedBackend
-from acts_sql.tools.context import system_message
+from acts_sql.protocol import Decomposition, GeneratedSql, RepairedSql
+from acts_sql.tools.context import TaskContext, system_message, task_messages
+
+LOOKUP_PROMPTS = Path(__file__).with_name("data") / "lookup_prompts.json"
 
 ANSWER_SCHEMA = {
     "type": "object",
@@ -201,6 +217,119 @@ def bench_demo(backend: LocalBackend, max_llm_calls: int, max_seconds: float) ->
         )
 
 
+def lookup_request(item: dict[str, Any], schema_text: str, max_tokens: int) -> LLMRequest:
+    """One prompt of the set as the engine would send it (system, task block, tail)."""
+    task = TaskContext(
+        dialect=item["dialect"],
+        question=item["issue"],
+        original_sql=item["sql"],
+        schema_text=schema_text,
+    )
+    purpose = item["purpose"]
+    if purpose == "generate_sql":
+        values = {
+            "path": "(nothing executed yet)",
+            "hypothesis": "(none: use the most natural reading of the issue)",
+            "notes": "(none)",
+        }
+        model: type[Any] = GeneratedSql
+    elif purpose == "fix_syntax":
+        values = {
+            "statement": item["sql"],
+            "error": item["error"],
+            "names": "(none)",
+            "units": "(no units)",
+            "reading": "(not parsed)",
+            "notes": "(none)",
+        }
+        model = RepairedSql
+    else:
+        values = {"statement": item["sql"]}
+        model = Decomposition
+    tail = render(load_template("acts_sql.tools", f"prompts/{purpose}.txt"), **values)
+    return LLMRequest(
+        purpose=purpose,
+        messages=task_messages(task, tail),
+        json_schema=model.model_json_schema(),
+        max_tokens=max_tokens,
+    )
+
+
+def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict[str, Any]:
+    """The prompt answered with lookup off, then on (its prompt then cached)."""
+    plain = off.complete(request)
+    first = off.last_call
+    looked = on.complete(request)
+    second = on.last_call
+    assert first is not None and second is not None
+    return {
+        "purpose": request.purpose,
+        "prompt_tokens": first.prompt_tokens,
+        "completion_tokens": second.completion_tokens,
+        "completion_tokens_off": first.completion_tokens,
+        "seconds_off": round(first.generation_seconds, 3),
+        "seconds_on": round(second.generation_seconds, 3),
+        "identical": plain.text == looked.text
+        and first.completion_tokens == second.completion_tokens,
+        "drafted": second.drafted_tokens,
+        "accepted": second.accepted_tokens,
+        "steps": second.decode_steps,
+        "threads": [first.threads, second.threads],
+    }
+
+
+def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
+    data = json.loads(LOOKUP_PROMPTS.read_text())
+    items = data["prompts"][: args.limit] if args.limit else data["prompts"]
+    done: dict[str, dict[str, Any]] = {}
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists():
+        for line in out.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("model") == args.model:
+                done[row["id"]] = row
+    off = LocalBackend(args.model, prompt_lookup=False)
+    on = LocalBackend(args.model, prompt_lookup=True)
+    off.load()
+    for item in items:
+        if item["id"] in done:
+            continue
+        request = lookup_request(item, data["schema"], args.gen_tokens)
+        row = {"id": item["id"], "model": args.model, **lookup_one(off, on, request)}
+        done[item["id"]] = row
+        if out is not None:
+            with out.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+        if not args.json:
+            print(json.dumps(row))
+    rows = [done[item["id"]] for item in items]
+    seconds_off = sum(r["seconds_off"] for r in rows)
+    seconds_on = sum(r["seconds_on"] for r in rows)
+    tokens_on = sum(r["completion_tokens"] for r in rows)
+    tokens_off = sum(r["completion_tokens_off"] for r in rows)
+    drafted = sum(r["drafted"] for r in rows)
+    return {
+        "model": args.model,
+        "prompts": len(rows),
+        "completion_tokens": tokens_on,
+        "completion_tokens_off": tokens_off,
+        "seconds_off": round(seconds_off, 2),
+        "seconds_on": round(seconds_on, 2),
+        # per token: where a near-tie makes the replies differ, their lengths differ too
+        "ratio": round((seconds_off / tokens_off) / (seconds_on / tokens_on), 3)
+        if seconds_on and tokens_off
+        else None,
+        "identical": all(r["identical"] for r in rows),
+        "identical_prompts": sum(r["identical"] for r in rows),
+        "accepted_draft_share": round(sum(r["accepted"] for r in rows) / drafted, 3)
+        if drafted
+        else None,
+        "decode_steps": sum(r["steps"] for r in rows),
+        "threads": sorted({t for r in rows for t in r["threads"]}),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
@@ -211,7 +340,19 @@ def main() -> None:
     parser.add_argument("--demo", action="store_true", help="also time the demo's corrections")
     parser.add_argument("--max-llm-calls", type=int, default=LIVE_MAX_LLM_CALLS)
     parser.add_argument("--max-seconds", type=float, default=LIVE_MAX_SECONDS)
+    parser.add_argument(
+        "--prompt-lookup", action="store_true", help="only: prompt lookup off vs on, same run"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--limit", type=int, default=0, help="the first N prompts only")
+    parser.add_argument("--out", help="JSON lines per prompt; resumes from it")
     args = parser.parse_args()
+    if args.prompt_lookup:
+        if args.gen_tokens == 128:
+            args.gen_tokens = 400  # whole answers: a copied statement is 100-300 tokens
+        result = bench_prompt_lookup(args)
+        print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+        return
 
     load = os.getloadavg()
     print(f"# local model benchmark: {args.model}, {os.cpu_count()} CPU(s)")

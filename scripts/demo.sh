@@ -9,7 +9,8 @@
 source "$(dirname "$0")/_env.sh"
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import llama_cpp' 2>/dev/null; then
   echo "first run: installing llama-cpp-python, which compiles llama.cpp from source" \
-    "(about 13 minutes on 2 cores, quietly; pip caches the wheel for next time)" >&2
+    "(about 13 minutes on 2 cores; the elapsed time is shown every 30 s; pip caches" \
+    "the wheel for next time)" >&2
 fi
 ensure_venv local
 exec "$VENV/bin/acts-sql" demo "$@"

@@ -166,7 +166,7 @@ def test_the_demo_checks_the_final_rows_against_the_intended_sql(demo_db, demo_t
 
 
 def test_demo_without_llama_cpp_says_how_to_install_it(monkeypatch):
-    monkeypatch.setattr("acts_sql.llm.local.llama_cpp_available", lambda: False)
+    monkeypatch.setattr("acts_sql.llm.local.backend.llama_cpp_available", lambda: False)
     result = runner.invoke(app, ["demo", "--task", "figure3"])
     assert result.exit_code == 2, result.output
     err = result.stderr.strip()

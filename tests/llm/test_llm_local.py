@@ -5,6 +5,7 @@ process, serialized calls (with a stand-in llama), and the real 0.5B model
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import threading
 import time
@@ -23,9 +24,14 @@ from acts_sql.llm.local import (
     LocalBackend,
     LocalContextError,
     RepetitionGuard,
+    call,
+    engine,
+    prompt_eval,
     repeating_tail,
     reused_prefix,
+    threads,
 )
+from acts_sql.llm.local import backend as local_backend
 from acts_sql.llm.models import DEFAULT_LOCAL_MODEL, model_available
 
 # -- pure helpers -------------------------------------------------------------------------
@@ -155,7 +161,7 @@ class FakeLlama:
         pass
 
 
-class FakeLoaded(local._LoadedModel):
+class FakeLoaded(call.LoadedModel):
     def __init__(self, llama: FakeLlama, path: Path, threads: int) -> None:
         super().__init__(llama, path, 0.01, fake_formatter, threads)
         self.schemas: list[Any] = []
@@ -176,11 +182,95 @@ class FakeLoaded(local._LoadedModel):
     def counters(self) -> tuple[int, float]:
         return 0, 0.0
 
+    def draft_gate(self, threads: int) -> Any:
+        from acts_sql.llm.local.lookup import DraftGate
+
+        class Open(DraftGate):  # the stand-in's step times mean nothing
+            def length(self, fresh: bool, most: int) -> int:
+                return most
+
+        return Open()
+
+    def engine(self) -> FakeEngine:
+        if not hasattr(self, "_engine"):
+            self._engine = FakeEngine(self.llama)
+        return self._engine
+
+
+EOG = 0
+needs_numpy = pytest.mark.skipif(
+    importlib.util.find_spec("numpy") is None,
+    reason="the project's decoder reads logit rows as numpy arrays (the local extra brings it)",
+)
+
+
+class FakeEngine:
+    """The project decoder's primitives over FakeLlama: its next reply, word by word.
+
+    Greedy 'logits' put the next word of the reply first (EOG after it), so
+    prompt lookup can draft from the prompt and be checked.
+    """
+
+    def __init__(self, llama: FakeLlama) -> None:
+        self.llama = llama
+        self.reply: list[int] = []
+        self.prompt_length = 0
+        self.batches: list[int] = []
+
+    @property
+    def n_tokens(self) -> int:
+        return self.llama.n_tokens
+
+    def _row(self) -> Any:
+        import numpy as np
+
+        written = self.llama.n_tokens - self.prompt_length
+        token = self.reply[written] if written < len(self.reply) else EOG
+        row = np.zeros(len(self.llama.vocab) + 2, dtype=np.float32)
+        row[token] = 1.0
+        return row
+
+    def truncate(self, n_tokens: int) -> None:
+        self.llama.n_tokens = min(self.llama.n_tokens, n_tokens)
+        self.llama.input_ids = self.llama.input_ids[: self.llama.n_tokens]
+
+    def evaluate_prompt(self, tokens: list[int], deadline: float | None) -> Any:
+        import numpy as np
+
+        self.reply = self.llama.tokenize(self.llama.replies.pop(0).encode(), False, False)
+        self.llama.input_ids = Ids(list(self.llama.input_ids) + list(tokens))
+        self.llama.n_tokens = len(self.llama.input_ids)
+        self.prompt_length = self.llama.n_tokens
+        return np.stack([self._row()])
+
+    def decode(self, tokens: list[int]) -> Any:
+        import numpy as np
+
+        self.batches.append(len(tokens))
+        rows = []
+        for token in tokens:
+            time.sleep(self.llama.token_delay_s)
+            self.llama.input_ids = Ids([*self.llama.input_ids, token])
+            self.llama.n_tokens += 1
+            rows.append(self._row())
+        return np.stack(rows)
+
+    def is_eog(self, token: int) -> bool:
+        return token == EOG
+
+    def piece(self, token: int) -> bytes:
+        return b" " + self.llama.words[token].encode()
+
+    def greedy_grammar(self, grammar: Any) -> Any:
+        from acts_sql.llm.local.decoder import Argmax
+
+        return Argmax()
+
 
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """LocalBackend objects on a stand-in model file, loading FakeLlama instead."""
-    monkeypatch.setattr(local, "llama_cpp_available", lambda: True)
+    monkeypatch.setattr(local_backend, "llama_cpp_available", lambda: True)
     path = tmp_path / "fake.gguf"
     path.write_bytes(b"GGUF")
     state: dict[str, Any] = {
@@ -262,6 +352,72 @@ def test_a_request_seed_tells_the_samples_of_a_pool_apart(fake_model: dict[str, 
     assert {c["temperature"] for c in fake_model["llama"].calls} == {0.8}
 
 
+def test_the_samples_of_a_pool_reuse_the_evaluated_prompt(fake_model: dict[str, Any]) -> None:
+    fake_model["replies"] += ["greedy", "one", "two", "three"]
+    backend = LocalBackend(str(fake_model["path"]), prompt_lookup=False)
+    usages = []
+    for seed, temperature in ((None, 0.0), (1, 0.8), (2, 0.8), (3, 0.8)):
+        _, usage = ask(backend, "x", purpose="generate_sql", seed=seed, temperature=temperature)
+        usages.append(usage)
+    assert usages[0].cached_prompt_tokens == 0
+    for usage in usages[1:]:  # all but the last prompt token, whose logits are sampled
+        assert usage.cached_prompt_tokens == usage.prompt_tokens - 1
+
+
+@needs_numpy
+def test_a_copying_purpose_is_decoded_with_prompt_lookup(fake_model: dict[str, Any]) -> None:
+    sql = "SELECT name FROM users WHERE id IN ( SELECT user_id FROM orders ) ORDER BY name"
+    fake_model["replies"] += [f'{{"sql": " {sql} "}}', "plain reply"]
+    backend = LocalBackend(str(fake_model["path"]))
+    assert backend.prompt_lookup and "prompt lookup" in backend.describe()
+    text, usage = ask(backend, f"SQL: {sql} fix it", purpose="generate_sql")
+    stats = backend.last_call
+    assert text.split() == f'{{"sql": " {sql} "}}'.split()
+    assert stats is not None and stats.decoder == "lookup" and stats.stopped_by == "stop"
+    assert usage.completion_tokens == len(sql.split()) + 3  # {"sql": " ... "}
+    assert stats.accepted_tokens >= len(sql.split()) - 3  # the SQL came from the prompt
+    assert stats.decode_steps < usage.completion_tokens
+    assert fake_model["llama"].calls == []  # llama-cpp-python's loop was not used
+    ask(backend, "x")  # a plan is not a copying purpose: llama-cpp-python's loop
+    assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+
+
+@needs_numpy
+def test_prompt_lookup_off_by_the_environment(
+    fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_model["replies"] += ["a b c"]
+    monkeypatch.setenv("ACTS_SQL_PROMPT_LOOKUP", "0")
+    backend = LocalBackend(str(fake_model["path"]))
+    assert not backend.prompt_lookup
+    ask(backend, "x", purpose="generate_sql")
+    assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+    fake_model["llama"].replies.append("d e f")
+    monkeypatch.setenv("ACTS_SQL_PROMPT_LOOKUP", "all")  # every greedy purpose, plans too
+    everything = LocalBackend(str(fake_model["path"]))
+    assert everything.prompt_lookup and everything.lookup_purposes is None
+    ask(everything, "x", purpose="plan")
+    assert everything.last_call is not None and everything.last_call.decoder == "lookup"
+
+
+@needs_numpy
+def test_the_lookup_decoder_keeps_the_repetition_stop_and_the_deadline(
+    fake_model: dict[str, Any],
+) -> None:
+    loop = " ".join(f"w{i}" for i in range(16))
+    words = " ".join(f"v{i}" for i in range(40))
+    fake_model["replies"] += [f'{{"sql": " {loop} {loop} {loop} {loop}', f"SELECT {words}"]
+    fake_model["token_delay_s"] = 0.02
+    backend = LocalBackend(str(fake_model["path"]))
+    text, usage = ask(backend, "x", purpose="fix_syntax")
+    assert text.split() == f'{{"sql": " {loop}'.split()
+    assert usage.stopped_by == "repetition"
+    started = time.perf_counter()
+    text, usage = ask(backend, "y", purpose="fix_syntax", timeout_s=0.25)
+    assert time.perf_counter() - started < 0.6
+    assert usage.stopped_by == "deadline" and 3 <= len(text.split()) < 20
+
+
 def test_a_verbatim_loop_is_cut_after_its_first_copy(fake_model: dict[str, Any]) -> None:
     loop = " ".join(f"w{i}" for i in range(16))
     fake_model["replies"].append(f'{{"sql": "S", "rationale": " {loop} {loop} {loop} {loop}')
@@ -333,36 +489,39 @@ def test_free_cores_counts_other_runnable_threads(tmp_path: Path) -> None:
     loadavg = tmp_path / "loadavg"
     only_reader = _tasks(tmp_path, "RSSS")
     loadavg.write_text("3.61 3.88 3.90 3/108 6430\n")  # two others running, and the reader
-    assert local.free_cores(2, loadavg, samples=1, own_tasks=only_reader) == 1
-    assert local.free_cores(8, loadavg, samples=1, own_tasks=only_reader) == 6
+    assert threads.free_cores(2, loadavg, samples=1, own_tasks=only_reader) == 1
+    assert threads.free_cores(8, loadavg, samples=1, own_tasks=only_reader) == 6
     loadavg.write_text("0.10 0.20 0.30 1/90 6430\n")
-    assert local.free_cores(2, loadavg, samples=2, own_tasks=only_reader) == 2
-    assert local.free_cores(4, tmp_path / "missing") == 4
+    assert threads.free_cores(2, loadavg, samples=2, own_tasks=only_reader) == 2
+    assert threads.free_cores(4, tmp_path / "missing") == 4
 
 
 def test_free_cores_does_not_count_this_process_own_spinning_workers(tmp_path: Path) -> None:
     # right after a call llama.cpp's workers spin for a few ms: they are ours, not a rival's
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.50 0.40 0.30 3/108 6430\n")
-    assert local.free_cores(2, loadavg, samples=1, own_tasks=_tasks(tmp_path, "RRRS")) == 2
+    assert threads.free_cores(2, loadavg, samples=1, own_tasks=_tasks(tmp_path, "RRRS")) == 2
     # unknown own threads: only the reader is taken off
-    assert local.free_cores(4, loadavg, samples=1, own_tasks=tmp_path / "none") == 2
+    assert threads.free_cores(4, loadavg, samples=1, own_tasks=tmp_path / "none") == 2
 
 
-def test_threads_follow_the_load_unless_fixed(
+def test_threads_come_from_the_governor_unless_fixed(
     fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_model["replies"] += ["a", "b", "c"]
-    free = iter([1, 2])
-    monkeypatch.setattr(local, "free_cores", lambda cores: next(free))
-    monkeypatch.setattr(local, "_cores", lambda: 2)
+    monkeypatch.setattr(local_backend, "cores", lambda: 2)
     monkeypatch.delenv("ACTS_SQL_THREADS", raising=False)
-    backend = LocalBackend(str(fake_model["path"]))
-    ask(backend, "x")
-    assert backend.last_call is not None and backend.last_call.threads == 1
-    ask(backend, "y")
-    assert backend.last_call.threads == 2
-    assert fake_model["loaded"].thread_changes == [1, 2]
+    probe = LocalBackend(str(fake_model["path"]))
+    probe.load()
+    loaded = fake_model["loaded"]
+    now = [0.0]
+    loaded.governor = threads.ThreadGovernor(2, 1, clock=lambda: now[0], probe_after_s=60)
+    ask(probe, "x")
+    assert probe.last_call is not None and probe.last_call.threads == 1
+    now[0] = 61.0  # after a minute on fewer threads, all are tried again
+    ask(probe, "y")
+    assert probe.last_call.threads == 2
+    assert loaded.thread_changes == [1, 2]
     monkeypatch.setenv("ACTS_SQL_THREADS", "3")
     fixed = LocalBackend(str(fake_model["path"]))
     assert fixed.fixed_threads == 3 and "3 thread(s)" in fixed.describe()
@@ -433,7 +592,7 @@ def test_a_prompt_that_cannot_be_evaluated_in_time_is_a_deadline_error(
 ) -> None:
     backend = LocalBackend(str(fake_model["path"]))
     backend.load()
-    fake_model["llama"].prompt_error = local._PromptDeadline(512, 2000, 4.2)
+    fake_model["llama"].prompt_error = prompt_eval.PromptDeadline(512, 2000, 4.2)
     with pytest.raises(LLMDeadlineError) as caught:
         ask(backend, "x", purpose="judge", timeout_s=1.5)
     error = caught.value
@@ -473,7 +632,7 @@ def test_prompt_batches_stop_when_the_deadline_passes() -> None:
         batches.append(batch)
         time.sleep(0.05)
 
-    with pytest.raises(local._PromptDeadline) as caught:
+    with pytest.raises(prompt_eval.PromptDeadline) as caught:
         local.evaluate_in_batches(evaluate, range(100), 10, time.perf_counter() + 0.12)
     assert 2 <= len(batches) <= 4 and batches[0] == list(range(10))
     assert caught.value.evaluated == 10 * len(batches) and caught.value.total == 100
@@ -484,7 +643,7 @@ def test_prompt_batches_stop_when_the_deadline_passes() -> None:
 
 
 def test_a_prompt_that_cannot_finish_in_time_at_the_measured_pace_stops_early() -> None:
-    pace = local._Pace()
+    pace = prompt_eval.Pace()
     for seconds in (3.0, 1.0, 2.0):
         pace.record(100, seconds)
     pace.record(4, 0.0001)  # a few tokens say nothing of the pace
@@ -492,11 +651,11 @@ def test_a_prompt_that_cannot_finish_in_time_at_the_measured_pace_stops_early() 
     in_time: list[list[int]] = []
     local.evaluate_in_batches(in_time.append, range(150), 100, time.perf_counter() + 2.0, pace)
     assert len(in_time) == 2  # 1.5 s at that pace: in time
-    pace = local._Pace()
+    pace = prompt_eval.Pace()
     pace.record(100, 1.0)
     batches: list[list[int]] = []
     started = time.perf_counter()
-    with pytest.raises(local._PromptDeadline) as caught:  # 1,000 tokens: 10 s, 2 s left
+    with pytest.raises(prompt_eval.PromptDeadline) as caught:  # 1,000 tokens: 10 s, 2 s left
         local.evaluate_in_batches(batches.append, range(1000), 100, started + 2.0, pace)
     assert batches == [] and caught.value.needed == pytest.approx(10.0)
     assert time.perf_counter() - started < 0.1  # no waiting for a deadline that cannot be met
@@ -514,12 +673,12 @@ def test_the_llama_subclass_checks_the_deadline_between_prompt_batches(
         time.sleep(0.04)
 
     monkeypatch.setattr(llama_cpp.Llama, "eval", base_eval)
-    cls = local._llama_class()
+    cls = engine.llama_class()
     llama = cls.__new__(cls)  # no model: only what eval needs
     llama._stack = contextlib.ExitStack()  # what Llama.close() frees
-    llama.n_batch, llama.n_tokens, llama.prompt_pace = 8, 0, local._Pace()
+    llama.n_batch, llama.n_tokens, llama.prompt_pace = 8, 0, prompt_eval.Pace()
     llama.prompt_deadline = time.perf_counter() + 0.1
-    with pytest.raises(local._PromptDeadline):
+    with pytest.raises(prompt_eval.PromptDeadline):
         llama.eval(list(range(80)))
     assert 1 <= len(seen) <= 4 and all(len(batch) == 8 for batch in seen)
     assert llama.n_tokens == 8 * len(seen)  # llama.cpp's state matches what was evaluated
@@ -597,10 +756,31 @@ def test_the_fast_grammar_sampler_writes_what_llama_cpp_python_writes(
 
     request = real_request("Which names in t2 have an amount above 100?")
     local.unload_models()
-    fast = LocalBackend(DEFAULT_LOCAL_MODEL).complete(request).text
+    fast = LocalBackend(DEFAULT_LOCAL_MODEL, prompt_lookup=False).complete(request).text
     local.unload_models()
-    monkeypatch.setattr(local, "_llama_class", lambda: llama_cpp.Llama)
-    standard = LocalBackend(DEFAULT_LOCAL_MODEL).complete(request).text
+    monkeypatch.setattr(engine, "llama_class", lambda: llama_cpp.Llama)
+    standard = LocalBackend(DEFAULT_LOCAL_MODEL, prompt_lookup=False).complete(request).text
     local.unload_models()
     assert fast == standard
     assert isinstance(json.loads(fast)["sql"], str)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@needs_model
+def test_pool_samples_continue_from_one_evaluated_prompt() -> None:
+    backend = LocalBackend(DEFAULT_LOCAL_MODEL)
+    backend.reset_prompt_cache()
+    request = real_request("Which names in t5 have the largest amount?")
+    backend.complete(request)  # the greedy answer: the prompt is evaluated
+    cold = backend.last_call
+    assert cold is not None and cold.evaluated_prompt_tokens >= cold.prompt_tokens - 1
+    texts = []
+    for seed in (1, 2, 3):
+        sample = request.model_copy(update={"temperature": 0.8, "seed": seed})
+        texts.append(backend.complete(sample).text)
+        stats = backend.last_call
+        assert stats is not None and stats.evaluated_prompt_tokens <= 1
+        assert stats.cached_prompt_tokens == stats.prompt_tokens - 1
+    again = request.model_copy(update={"temperature": 0.8, "seed": 1})
+    assert backend.complete(again).text == texts[0]  # a sample is reproducible

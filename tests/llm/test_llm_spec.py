@@ -74,12 +74,12 @@ def test_scripted_without_path() -> None:
 @pytest.fixture
 def with_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend llama-cpp-python is installed (building a backend does not import it)."""
-    monkeypatch.setattr("acts_sql.llm.local.llama_cpp_available", lambda: True)
+    monkeypatch.setattr("acts_sql.llm.local.backend.llama_cpp_available", lambda: True)
 
 
 @pytest.fixture
 def without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("acts_sql.llm.local.llama_cpp_available", lambda: False)
+    monkeypatch.setattr("acts_sql.llm.local.backend.llama_cpp_available", lambda: False)
 
 
 @pytest.mark.parametrize(

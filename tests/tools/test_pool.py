@@ -228,3 +228,16 @@ def test_a_reply_that_rewrites_sql_is_capped_by_the_length_of_that_sql():
     assert fix.max_tokens == sql_reply_cap(medium + " WHERE")
     units = next(r for r in fix_llm.requests if r.purpose == "decompose")
     assert units.max_tokens == min(1024, 2 * sql_reply_cap(medium + " WHERE"))
+
+
+def test_the_samples_of_a_pool_repeat_the_greedy_prompt_so_it_is_evaluated_once():
+    # a local model keeps the evaluated prompt in its KV cache: identical prompts
+    # mean K candidates cost one prompt evaluation and K generations
+    script = {
+        "generate_sql": [gen(f"SELECT room_id FROM rooms WHERE capacity > {n}") for n in range(4)]
+    }
+    tool_env, _, llm = env(script, size=4)
+    run(tool_env)
+    assert len(llm.requests) == 4
+    assert all(r.messages == llm.requests[0].messages for r in llm.requests)
+    assert [r.temperature for r in llm.requests] == [0.0, 0.7, 0.7, 0.7]

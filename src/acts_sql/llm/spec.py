@@ -28,8 +28,8 @@ import os
 from typing import Any
 
 from acts_sql.errors import LLMSpecError
-from acts_sql.llm import local
 from acts_sql.llm.base import LLMBackend
+from acts_sql.llm.local import backend as local
 from acts_sql.llm.models import DEFAULT_LOCAL_MODEL
 from acts_sql.llm.openai_backend import OpenAIBackend
 from acts_sql.llm.scripted import ScriptedBackend
