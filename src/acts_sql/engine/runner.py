@@ -21,7 +21,7 @@ from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
 from acts_sql.tools.base import PoolSettings
-from acts_sql.tools.context import TaskContext
+from acts_sql.tools.context import TaskContext, language_brief
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -67,11 +67,13 @@ def run_correction(
         schema_text=schema_text,
         schema_names={t.name: [c.name for c in t.columns] for t in tables},
         execution_visible=options.execution_tools,
+        language=language_brief(executor),
     )
     pool = PoolSettings(
         size=options.candidates or default_candidates(llm.name),
         temperature=options.temperature,
-        rules=options.rule_candidates,
+        # the deterministic repairs rewrite SQL with sqlglot: not a query language's text
+        rules=options.rule_candidates and task.language is None,
     )
     generated = not (sql or "").strip()
     outcome: SearchOutcome
