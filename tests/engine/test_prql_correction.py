@@ -260,3 +260,27 @@ def test_text_to_query_mode_writes_prql_first(logs_db):
     assert result.accepted is True and rows(result) == RIGHT_ROWS
     first = llm.prompts("generate_sql")[0]
     assert "there is no SQL yet" in first and "Query language: PRQL" in first
+
+
+@pytest.mark.parametrize("verdict", ["accept", "reject"])
+def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds_it_right(
+    logs_db, verdict
+):
+    """Text-to-query: the first query is the model's own answer, not a user's complaint, so
+    repeating it is not refused; it is accepted when, and only when, the judge says it
+    answers the question."""
+    judged = accept() if verdict == "accept" else {**accept(), "verdict": "reject", "group": None}
+    llm = scripted(
+        {
+            "generate_sql": [gen(RIGHT), gen(RIGHT), gen(RIGHT), gen(RIGHT)],
+            "correct": [raw(RIGHT)],
+            "plan": [GENERATE_ONLY, GENERATE_ONLY],
+            "judge": [judged] * 4,
+        }
+    )
+    result = correct(logs_db, QUESTION, None, language="prql", llm=llm, max_llm_calls=8)
+
+    assert result.sql == RIGHT and rows(result) == RIGHT_ROWS
+    assert result.accepted is (verdict == "accept")
+    assert not [c for c in result.candidates if c["verdict"] == "refused"]
+    assert llm.prompts("judge")  # the judge saw it

@@ -18,7 +18,9 @@ from rich.console import Console
 
 from acts_sql import __version__
 from acts_sql.api import correct
+from acts_sql.cli.bench import bench_app
 from acts_sql.cli.bench import register as register_bench
+from acts_sql.cli.bench_logs import register as register_logs_bench
 from acts_sql.cli.console import fail, interruptible, make_console
 from acts_sql.cli.demo import run_demo, task_ids
 from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
@@ -65,6 +67,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: flags shown as flags, help text never read as markup
 )
 register_bench(app)
+register_logs_bench(bench_app)
 app.command(name="serve")(serve)
 EXIT_ACCEPTED, EXIT_NOT_ACCEPTED = 0, 1
 

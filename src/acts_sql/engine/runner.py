@@ -96,7 +96,7 @@ def run_correction(
                 options=options,
                 trace=trace,
                 budget=budget,
-                trust=trust_context(task, options),
+                trust=trust_context(task, options, generated=generated),
                 pool=pool,
             )
             outcome = search.run()
@@ -150,8 +150,15 @@ def run_correction(
     )
 
 
-def trust_context(task: TaskContext, options: CorrectionOptions) -> TrustContext:
-    """The user's SQL and its rows, which no candidate may repeat (see engine/trust.py)."""
+def trust_context(
+    task: TaskContext, options: CorrectionOptions, *, generated: bool = False
+) -> TrustContext:
+    """The user's SQL and its rows, which no candidate may repeat (see engine/trust.py).
+
+    `generated` (text-to-SQL mode): the initial SQL is the model's own first answer to a
+    question, not SQL a user says is wrong, so neither it nor its rows are refused: a
+    candidate that repeats it is judged like any other, and accepted only if the judge
+    finds that it answers the question."""
     same_rows = options.expect_same_rows
     if same_rows is None:
         same_rows = expects_same_rows(task.question)
@@ -161,9 +168,9 @@ def trust_context(task: TaskContext, options: CorrectionOptions) -> TrustContext
     )
     return TrustContext.build(
         task.dialect,
-        task.original_sql,
+        "" if generated else task.original_sql,
         shape,
-        same_rows,
+        same_rows or generated,
         original_runs=original is not None and original.ok,
     )
 
