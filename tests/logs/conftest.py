@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -23,11 +22,3 @@ def prql_logs(small_logs: LogDatabase) -> Iterator[Executor]:
     executor = with_language(open_database(f"duckdb:///{small_logs.path}"), "prql")
     yield executor
     executor.close()
-
-
-@pytest.fixture
-def logs_copy(small_logs: LogDatabase, tmp_path: Path) -> Path:
-    """A private copy of the small database (a test that opens it read-write)."""
-    copy = tmp_path / small_logs.path.name
-    copy.write_bytes(small_logs.path.read_bytes())
-    return copy
