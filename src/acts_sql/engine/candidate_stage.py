@@ -31,7 +31,6 @@ from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import repairable
-from acts_sql.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
@@ -82,6 +81,8 @@ class CandidateStage:
     if TYPE_CHECKING:
 
         def enabled_tools(self) -> list[str]: ...
+
+        def known_tools(self) -> list[str]: ...
 
         def _agent(self, node: str | None) -> CentralAgent: ...
 
@@ -375,8 +376,7 @@ class CandidateStage:
                 return f"backtrack_to {target!r} is not an executed node; executed nodes: {targets}"
             if decision.new_nodes:
                 try:
-                    known = [n for n in TOOLS if n not in unavailable_tools(self.task.dialect)]
-                    check_nodes(decision.new_nodes, known, taken=self.tree.nodes)
+                    check_nodes(decision.new_nodes, self.known_tools(), taken=self.tree.nodes)
                 except PlanValidationError as exc:
                     return f"new_nodes: {exc}"
             return None

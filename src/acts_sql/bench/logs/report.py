@@ -121,7 +121,9 @@ def render_markdown(report: LogsReport) -> str:
         "",
         f"LLM: `{report.llm or 'default'}`; database: `{report.database}`. Accuracy: the final "
         "query returns the gold result. Latency: seconds per task, generation included "
-        "(generation only: until the generated query was there).",
+        "(generation only: until the generated query was there). Generation only scores the "
+        "generated queries of the first method's runs (with greedy decoding every method "
+        "generates the same ones).",
         "",
         "| strategy | accuracy | Δ vs generation | fixed | broken | accepted | latency mean (s) "
         "| p50 (s) | p90 (s) | LLM calls/task | tokens/task |",
