@@ -25,14 +25,15 @@ from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
 from acts_sql.engine.options import Method
 from acts_sql.llm.spec import parse_llm_spec
 
+DEFAULT_OUT = Path("runs/bench-logs")
 SizeOpt = Annotated[
-    LogSize, typer.Option(help="small: 20,000 requests (seconds); full: 1,000,000 (a minute)")
+    LogSize,
+    typer.Option(help="small: 20,000 requests (seconds to build); full: 1,000,000 (minutes)"),
 ]
 SeedOpt = Annotated[int, typer.Option(help="generator seed: the same seed, the same rows")]
 
 
 def bench_logs(
-    out: Annotated[Path, typer.Option(help="output directory (records, report, the database)")],
     method: Annotated[
         list[Method],
         typer.Option(
@@ -40,6 +41,9 @@ def bench_logs(
             help="correction method, repeatable: " + " | ".join(m.value for m in Method),
         ),
     ],
+    out: Annotated[
+        Path, typer.Option(help="output directory (records, report, the database)")
+    ] = DEFAULT_OUT,
     llm: Annotated[
         str | None, typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH")
     ] = None,

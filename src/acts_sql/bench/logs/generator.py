@@ -73,7 +73,7 @@ class LogSize(StrEnum):
     SMALL = "small"
     """20,000 requests: the test suite's size (a second to build)."""
     FULL = "full"
-    """1,000,000 requests: the benchmark's size (about a minute to build)."""
+    """1,000,000 requests: the benchmark's size (a few minutes to build on 2 cores)."""
 
     @property
     def requests(self) -> int:
