@@ -90,3 +90,15 @@ def syntax_repair_story(db: str, task: Any) -> CorrectionResult:
         )
     finally:
         executor.close()
+
+
+def duckdb_table(path: Path, create: str, rows: list[tuple[Any, ...]]) -> str:
+    """A DuckDB file at `path` with one table (`create`, then `rows`); its URL."""
+    import duckdb
+
+    marks = ", ".join("?" for _ in rows[0])
+    table = create.split()[2]
+    with duckdb.connect(str(path)) as conn:
+        conn.execute(create)
+        conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    return f"duckdb:///{path}"

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
+from acts_sql.db.language import database_dialect, with_language
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LLM_CALLS,
@@ -35,6 +36,7 @@ from acts_sql.errors import ConfigError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.spec import parse_llm_spec
 from acts_sql.sql.dialects import get_dialect
+from acts_sql.sql.languages import get_language
 
 
 def correct(
@@ -43,6 +45,7 @@ def correct(
     sql: str | None = None,
     *,
     dialect: str | None = None,
+    language: str | None = None,
     llm: str | LLMBackend | None = None,
     method: str | Method = Method.ACTS,
     max_llm_calls: int = DEFAULT_MAX_LLM_CALLS,
@@ -72,6 +75,9 @@ def correct(
     candidate returning the user's rows may be accepted (None: from the
     issue's words). `timeout` (seconds per statement), `max_rows` and `allow_writes` (writes
     run on a throw-away copy, never the original) apply when `db` is a URL.
+    `language` names the query language of `sql` and of the answer (a plugin such as
+    "prql", see `acts-sql languages`; None: the database's SQL): its queries are compiled
+    to the database's SQL to run, and the result's `sql` is in that language.
     """
     question = (question or "").strip()
     sql = (sql or "").strip() or None
@@ -93,6 +99,8 @@ def correct(
         expect_same_rows=expect_same_rows,
     )
     wanted = get_dialect(dialect).name if dialect else None
+    if language is not None:
+        get_language(language)  # an unknown language is bad input before anything opens
     backend = llm if isinstance(llm, LLMBackend) else parse_llm_spec(llm)
     executor = (
         db
@@ -102,11 +110,11 @@ def correct(
         )
     )
     try:
-        actual = get_dialect(executor.dialect).name
+        actual = database_dialect(executor)
         if wanted and wanted != actual:
             raise ConfigError(f"--dialect {wanted} does not match the database, which is {actual}")
         return run_correction(
-            executor=executor,
+            executor=with_language(executor, language),
             llm=backend,
             question=question,
             sql=sql,

@@ -82,3 +82,15 @@ class LLMDeadlineError(LLMError):
     @property
     def seconds(self) -> float:
         return float(self.details.get("seconds", 0.0))
+
+
+class QueryCompileError(ActsSqlError):
+    """A query that a query language's compiler rejects (see `acts_sql.sql.languages`).
+
+    Details: ``language`` (its name) and ``diagnostics`` (a list of
+    `acts_sql.sql.diagnostics.SqlDiagnostic`: message, 1-based line and column).
+    """
+
+    @property
+    def diagnostics(self) -> list[Any]:
+        return list(self.details.get("diagnostics", []))

@@ -22,6 +22,7 @@ from acts_sql.tools.context import TaskContext, task_messages
 
 _PACKAGE = "acts_sql.agent"
 _SQL_BLOCK = re.compile(r"```[ \t]*sql[^\n]*\n(.*?)(?:```|$)", re.IGNORECASE | re.DOTALL)
+_BLOCK = r"```[ \t]*(?:{tags})\b[^\n]*\n(.*?)(?:```|$)"
 
 
 class CriticReply(BaseModel):
@@ -56,15 +57,11 @@ def raw_correction(
     """The BIRD-CRITIC baseline prompt, one call; the reply's ```sql blocks.
 
     The `raw` method calls it once, greedily; `vote` and the acts pools call it
-    with `temperature` and a `seed` per sample.
+    with `temperature` and a `seed` per sample. For a query language other than
+    SQL (`task.language`) the prompt asks for that language, with its reference,
+    and the reply's last block tagged with its fence (or ```sql) is the query.
     """
-    prompt = render(
-        load_template(_PACKAGE, "prompts/raw_baseline.txt"),
-        dialect=task.dialect,
-        schema=task.schema_text.strip(),
-        question=task.question.strip(),
-        sql=task.original_sql.strip(),
-    )
+    prompt = _raw_prompt(task)
     request = LLMRequest(
         purpose=Purpose.CORRECT,
         messages=[Message(role="user", content=prompt)],
@@ -73,11 +70,41 @@ def raw_correction(
         seed=seed,
     )
     response = llm.complete(request)
-    return sql_blocks(response.text), response
+    if task.language is None:
+        return sql_blocks(response.text), response
+    # one query, not a list of statements: the last block (a reply that quotes the
+    # user's query first puts its correction after it)
+    return sql_blocks(response.text, (task.language.fence, "sql"))[-1:], response
 
 
-def sql_blocks(text: str) -> list[str]:
-    """Every ```sql block's statement, in order (an unclosed last block counts)."""
-    return [
-        block.strip().rstrip(";").strip() for block in _SQL_BLOCK.findall(text) if block.strip()
-    ]
+def _raw_prompt(task: TaskContext) -> str:
+    values = {
+        "schema": task.schema_text.strip(),
+        "question": task.question.strip(),
+        "sql": task.original_sql.strip(),
+    }
+    if task.language is None:
+        return render(
+            load_template(_PACKAGE, "prompts/raw_baseline.txt"), dialect=task.dialect, **values
+        )
+    return render(
+        load_template(_PACKAGE, "prompts/raw_baseline_language.txt"),
+        language=task.language.display_name,
+        database=task.language.database,
+        reference=task.language.reference.strip() or "(none)",
+        fence=task.language.fence,
+        **values,
+    )
+
+
+def sql_blocks(text: str, fences: tuple[str, ...] = ("sql",)) -> list[str]:
+    """Every ```sql block's statement (or of the blocks tagged with one of `fences`), in
+    order (an unclosed last block counts)."""
+    pattern = (
+        _SQL_BLOCK
+        if fences == ("sql",)
+        else re.compile(
+            _BLOCK.format(tags="|".join(re.escape(f) for f in fences)), re.IGNORECASE | re.DOTALL
+        )
+    )
+    return [block.strip().rstrip(";").strip() for block in pattern.findall(text) if block.strip()]

@@ -18,7 +18,9 @@ from rich.console import Console
 
 from acts_sql import __version__
 from acts_sql.api import correct
+from acts_sql.cli.bench import bench_app
 from acts_sql.cli.bench import register as register_bench
+from acts_sql.cli.bench_logs import register as register_logs_bench
 from acts_sql.cli.console import fail, interruptible, make_console
 from acts_sql.cli.demo import run_demo, task_ids
 from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
@@ -32,7 +34,13 @@ from acts_sql.cli.options import (
     NoExecutionTools,
     Temperature,
 )
-from acts_sql.cli.render import Activity, fan_out, progress_printer, show_result
+from acts_sql.cli.render import (
+    Activity,
+    fan_out,
+    languages_table,
+    progress_printer,
+    show_result,
+)
 from acts_sql.cli.serve import serve
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
@@ -48,6 +56,7 @@ from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.cache import CachedBackend
 from acts_sql.llm.spec import parse_llm_spec
 from acts_sql.protocol import PROTOCOL_MODELS
+from acts_sql.sql.languages import default_registry
 from acts_sql.viewer import render_html
 
 app = typer.Typer(
@@ -58,6 +67,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: flags shown as flags, help text never read as markup
 )
 register_bench(app)
+register_logs_bench(bench_app)
 app.command(name="serve")(serve)
 EXIT_ACCEPTED, EXIT_NOT_ACCEPTED = 0, 1
 
@@ -114,6 +124,14 @@ def fix(
     ] = None,
     dialect: Annotated[
         str | None, typer.Option(help="SQL dialect; default: the database's")
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            help="query language of the query and the answer, e.g. prql (compiled to the "
+            "database's SQL to run; `acts-sql languages` lists them); default: the "
+            "database's SQL"
+        ),
     ] = None,
     llm: Annotated[
         str | None,
@@ -183,6 +201,7 @@ def fix(
                 question,
                 sql,
                 dialect=dialect,
+                language=language,
                 llm=make_backend(llm, base_url=base_url, api_key=api_key, cache=llm_cache),
                 method=method,
                 max_llm_calls=max_llm_calls,
@@ -272,6 +291,26 @@ def demo(
     except ActsSqlError as exc:
         raise fail(str(exc)) from None
     raise typer.Exit(code)
+
+
+@app.command()
+def languages(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the languages as a JSON object")
+    ] = False,
+) -> None:
+    """List the query languages: the SQL dialects and the installed plugins (PRQL, ...)."""
+    registry = default_registry()
+    infos, failures = registry.infos(), registry.failures()
+    if as_json:
+        payload = {
+            "languages": [i.model_dump() for i in infos],
+            "not_loadable": [f.model_dump() for f in failures],
+        }
+        sys.stdout.write(json.dumps(payload, indent=1) + "\n")
+        return
+    console = make_console(stderr=False)
+    console.print(languages_table(infos, failures))
 
 
 @app.command()

@@ -22,6 +22,7 @@ from acts_sql.cli.console import capped
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
+from acts_sql.sql.languages import LanguageInfo, LoadFailure, plugin_for
 
 STATUS_STYLE = {
     "accepted": "bold green",
@@ -330,8 +331,31 @@ def show_result(console: Console, result: CorrectionResult) -> None:
             style="dim",
         )
     )
-    title = Text(f"final SQL ({result.method})")
+    language = plugin_for(result.dialect) if result.dialect else None
+    what = f"{language.display_name} query" if language is not None else "SQL"
+    title = Text(f"final {what} ({result.method})")
     console.print(Panel(Group(*parts), title=title, title_align="left"))
+
+
+def languages_table(infos: list[LanguageInfo], failures: list[LoadFailure]) -> Table:
+    """`acts-sql languages`: one row per language, then the plugins that cannot load."""
+    table = Table(title="query languages", title_justify="left")
+    for column in ("name", "language", "kind", "runs on", "tools not available", "from"):
+        table.add_column(column)
+    for info in infos:
+        table.add_row(
+            info.name,
+            info.display_name,
+            info.kind,
+            ", ".join(info.targets),
+            ", ".join(info.unavailable_tools) or "-",
+            info.source,
+        )
+    for failure in failures:
+        table.add_row(
+            failure.name, "-", "not loadable", "-", "-", f"{failure.source}: {failure.reason}"
+        )
+    return table
 
 
 def sql_view(sql: str, limit: int = MAX_SQL_CHARS) -> list[Any]:

@@ -4,7 +4,8 @@ The candidate half of the search loop (`acts_sql.engine.search`): a pool is
 added to the run's `CandidateBook` (repeats become votes, results become
 groups) with the engine's refusals (`acts_sql.engine.trust`); then either the
 judge compares the pool's result groups, or a failing candidate goes to
-repair (`<id>.fix`), or the branch is rejected. `TreeSearch` mixes this in;
+repair (`<id>.fix`: `split_fix_syntax`, or for a query language without it a
+`generate_sql` told the error), or the branch is rejected. `TreeSearch` mixes this in;
 the names it relies on are declared below.
 """
 
@@ -26,10 +27,10 @@ from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
 from acts_sql.engine.trust import TrustContext
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
+from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import repairable
-from acts_sql.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
@@ -80,6 +81,8 @@ class CandidateStage:
     if TYPE_CHECKING:
 
         def enabled_tools(self) -> list[str]: ...
+
+        def known_tools(self) -> list[str]: ...
 
         def _agent(self, node: str | None) -> CentralAgent: ...
 
@@ -224,23 +227,39 @@ class CandidateStage:
             key=lambda c: _REPAIR_ORDER.get(c.origin.split(":")[0], 9),
         )
         target = next((c for c in failing if self.book.key(c.sql) not in self._repaired), None)
-        can_fix = ToolName.SPLIT_FIX_SYNTAX in self.enabled_tools()
-        if target is None or not can_fix or node.tool == ToolName.SPLIT_FIX_SYNTAX:
-            why = _unjudgeable_reason(node, pool, repaired_before=bool(failing) and can_fix)
+        fixer = self._repair_tool()
+        if target is None or fixer is None or _is_repair(node):
+            why = _unjudgeable_reason(node, pool, repaired_before=bool(failing) and bool(fixer))
             return self._reject_node(node, why, decision=None)
         self._repaired.add(self.book.key(target.sql))
         node.status, node.reason = NodeStatus.FAILED, target.reason
         fix = PlanNode(
             id=self.tree.fresh_id(f"{node.id}.fix"),
             description=f"repair the failing candidate ({target.result.error_kind or 'error'})",
-            tool=ToolName.SPLIT_FIX_SYNTAX,
-            input={"sql": target.sql},
+            tool=fixer,
+            input=(
+                {"sql": target.sql}
+                if fixer == ToolName.SPLIT_FIX_SYNTAX
+                else {"feedback": _repair_feedback(target), "repair_of": target.id}
+            ),
         )
         self.tree.add_child(node.id, fix, origin="engine")
         self.trace.emit(
             "fix_inserted", node=node.id, summary=target.reason, child=fix.id, candidate=target.id
         )
         return fix.id
+
+    def _repair_tool(self) -> ToolName | None:
+        """What repairs a failing candidate: split_fix_syntax; where the query language rules
+        it out (PRQL), a generate_sql step told the error (with execution tools on); else
+        nothing (the branch is rejected)."""
+        enabled = self.enabled_tools()
+        if ToolName.SPLIT_FIX_SYNTAX in enabled:
+            return ToolName.SPLIT_FIX_SYNTAX
+        ruled_out = ToolName.SPLIT_FIX_SYNTAX in unavailable_tools(self.task.dialect)
+        if ruled_out and self.options.execution_tools and ToolName.GENERATE_SQL in enabled:
+            return ToolName.GENERATE_SQL
+        return None
 
     def _judge_pool(self, node: NodeState, eligible: list[Candidate]) -> str | None:
         group_ids = [c.group for c in eligible if c.group]
@@ -357,7 +376,7 @@ class CandidateStage:
                 return f"backtrack_to {target!r} is not an executed node; executed nodes: {targets}"
             if decision.new_nodes:
                 try:
-                    check_nodes(decision.new_nodes, TOOLS, taken=self.tree.nodes)
+                    check_nodes(decision.new_nodes, self.known_tools(), taken=self.tree.nodes)
                 except PlanValidationError as exc:
                     return f"new_nodes: {exc}"
             return None
@@ -381,6 +400,20 @@ class CandidateStage:
 _REPAIR_ORDER = {"greedy": 0, "retry": 1, "sample": 2, "repair": 3, "rule": 4, "raw": 5}
 
 
+def _is_repair(node: NodeState) -> bool:
+    """An engine-inserted repair step (whose own failures are not repaired again)."""
+    return node.tool == ToolName.SPLIT_FIX_SYNTAX or "repair_of" in node.input
+
+
+def _repair_feedback(candidate: Candidate) -> str:
+    """What a generate_sql repair step is told: the failing query and its error."""
+    return (
+        f"This candidate fails: {' '.join(candidate.sql.split())}\n"
+        f"Its error: {candidate.reason}\n"
+        "Write it again without that error; keep what it does right."
+    )
+
+
 def _unjudgeable_reason(node: NodeState, pool: list[Candidate], *, repaired_before: bool) -> str:
     """Why a pool had nothing for the judge: refusals, repeats, or nothing ran."""
     ran = [c for c in pool if c.runs]
@@ -390,7 +423,7 @@ def _unjudgeable_reason(node: NodeState, pool: list[Candidate], *, repaired_befo
             sorted({f"{c.id} {said.get(c.verdict, c.verdict)}: {c.reason}" for c in ran})
         )
     first = (pool[0].reason if pool else "") or "no candidate"
-    if node.tool == ToolName.SPLIT_FIX_SYNTAX:
+    if _is_repair(node):
         return f"the repair does not run either ({first})"
     tried = "; its repair was already tried" if repaired_before else ""
     return f"no candidate runs ({first}){tried}"

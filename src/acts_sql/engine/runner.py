@@ -21,7 +21,7 @@ from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
 from acts_sql.tools.base import PoolSettings
-from acts_sql.tools.context import TaskContext
+from acts_sql.tools.context import TaskContext, language_brief
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -67,11 +67,13 @@ def run_correction(
         schema_text=schema_text,
         schema_names={t.name: [c.name for c in t.columns] for t in tables},
         execution_visible=options.execution_tools,
+        language=language_brief(executor),
     )
     pool = PoolSettings(
         size=options.candidates or default_candidates(llm.name),
         temperature=options.temperature,
-        rules=options.rule_candidates,
+        # the deterministic repairs rewrite SQL with sqlglot: not a query language's text
+        rules=options.rule_candidates and task.language is None,
     )
     generated = not (sql or "").strip()
     outcome: SearchOutcome
@@ -94,7 +96,7 @@ def run_correction(
                 options=options,
                 trace=trace,
                 budget=budget,
-                trust=trust_context(task, options),
+                trust=trust_context(task, options, generated=generated),
                 pool=pool,
             )
             outcome = search.run()
@@ -148,8 +150,15 @@ def run_correction(
     )
 
 
-def trust_context(task: TaskContext, options: CorrectionOptions) -> TrustContext:
-    """The user's SQL and its rows, which no candidate may repeat (see engine/trust.py)."""
+def trust_context(
+    task: TaskContext, options: CorrectionOptions, *, generated: bool = False
+) -> TrustContext:
+    """The user's SQL and its rows, which no candidate may repeat (see engine/trust.py).
+
+    `generated` (text-to-SQL mode): the initial SQL is the model's own first answer to a
+    question, not SQL a user says is wrong, so neither it nor its rows are refused: a
+    candidate that repeats it is judged like any other, and accepted only if the judge
+    finds that it answers the question."""
     same_rows = options.expect_same_rows
     if same_rows is None:
         same_rows = expects_same_rows(task.question)
@@ -159,9 +168,9 @@ def trust_context(task: TaskContext, options: CorrectionOptions) -> TrustContext
     )
     return TrustContext.build(
         task.dialect,
-        task.original_sql,
+        "" if generated else task.original_sql,
         shape,
-        same_rows,
+        same_rows or generated,
         original_runs=original is not None and original.ok,
     )
 

@@ -12,7 +12,9 @@
    what may never be accepted (`acts_sql.engine.trust`). Then:
    - nothing ran: an automatic `<id>.fix` child (`split_fix_syntax`) repairs
      the first failing candidate, whatever the error; a repair that fails
-     too is not built upon: the branch is rejected;
+     too is not built upon: the branch is rejected. Where the query language
+     rules split_fix_syntax out (PRQL), the child is a `generate_sql` told the
+     failing query and its error (the compiler's line, column and message);
    - everything that ran was refused or repeats a rejected result: the
      branch is rejected without asking the judge;
    - otherwise the judge sees the result groups side by side and accepts one
@@ -63,6 +65,7 @@ from acts_sql.engine.tree import (
 from acts_sql.engine.trust import TrustContext
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.protocol import AmbiguityReport, JudgeDecision, Plan, PlanNode, ToolName
+from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import (
     PathStep,
     PoolSettings,
@@ -143,8 +146,14 @@ class TreeSearch(CandidateStage):
         self.min_agreement = options.min_agreement or (2 if pool.size > 1 else 1)
 
     # ----------------------------------------------------------------- setup
+    def known_tools(self) -> list[str]:
+        """Tools a plan may name: all, less those the query language rules out (PRQL has
+        no split_fix_syntax); a plan naming one is refused like an unknown tool."""
+        ruled_out = unavailable_tools(self.task.dialect)
+        return [n for n in TOOLS if n not in ruled_out]
+
     def enabled_tools(self) -> list[str]:
-        names = list(TOOLS)
+        names = self.known_tools()
         if not self.options.execution_tools:
             names = [n for n in names if n not in EXECUTION_TOOLS]
         if not self.options.ambiguity_detection:
@@ -202,19 +211,20 @@ class TreeSearch(CandidateStage):
         """The agent's plan as a tree (repaired, flat lists chained), or the fallback plan;
         with the `plan`/`plan_failed` event to emit once the nodes have their final ids."""
         enabled = self.enabled_tools()
+        known = self.known_tools()
 
         def validate(plan: Plan) -> str | None:
             """Re-ask only when not even a repaired plan is left (see `repair_plan`)."""
             try:
-                check_plan(repair_plan(plan, TOOLS)[0], TOOLS)
+                check_plan(repair_plan(plan, known)[0], known)
             except PlanValidationError as exc:
                 return str(exc)
             return None
 
         reply = self._agent(None).plan(enabled, validate, previous)
         if reply.value is not None:
-            repaired, repairs = repair_plan(reply.value, TOOLS)
-            tree = PlanTree.from_plan(repaired, TOOLS)
+            repaired, repairs = repair_plan(reply.value, known)
+            tree = PlanTree.from_plan(repaired, known)
             chained = [n.id for n in tree.nodes.values() if n.origin == "plan:chained"]
             summary = f"{len(tree)} node(s)"
             if chained:

@@ -49,6 +49,7 @@ from acts_sql.db.executor import (
     TableInfo,
     statement_timeout,
 )
+from acts_sql.db.language import database_executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.trace import Trace
@@ -304,6 +305,14 @@ class TracedExecutor:
 
     def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
         return self.inner.reflect(sample_rows)
+
+    def database_executor(self) -> TracedExecutor:
+        """The same recording over the database's own SQL executor, for SQL acts-sql writes
+        itself, when the wrapped one runs a query language (`acts_sql.db.language`)."""
+        database = database_executor(self.inner)
+        if database is self.inner:
+            return self
+        return TracedExecutor(database, self._trace, self._node, self._purpose, budget=self._budget)
 
     def close(self) -> None:
         """The wrapped executor belongs to the caller; closing is theirs."""

@@ -11,6 +11,10 @@ the engine refuses two kinds of candidate before any judge sees them:
   the fix. For issues about speed ("slow", "optimise", "index", ...), the same
   rows are what is expected and the judge decides (``expects_same_rows``).
 
+In text-to-SQL mode (no SQL given, `engine/runner.trust_context`) the
+initial SQL is the model's own first answer, not SQL a user says is wrong:
+neither refusal applies, and a candidate repeating it is judged like any other.
+
 A refused candidate keeps its place in the book (it may still be returned,
 never as accepted) and the trace says why it was refused.
 """

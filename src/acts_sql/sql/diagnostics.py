@@ -74,7 +74,14 @@ def split_statements(sql: str, dialect: str | Dialect) -> list[str]:
     last (comments before and after a statement are dropped). When the text
     cannot be tokenized (an unterminated quote), falls back to splitting on
     semicolons outside quotes and comments.
+
+    For a query language plugin: its own `statements` (one query per text).
     """
+    from acts_sql.sql.languages.registry import plugin_for  # languages build on this module
+
+    language = plugin_for(dialect)
+    if language is not None:
+        return language.statements(sql)
     d = get_dialect(dialect)
     try:
         tokens = d.sqlglot_dialect.tokenize(sql)

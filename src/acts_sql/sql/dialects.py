@@ -584,6 +584,18 @@ def all_dialects() -> list[Dialect]:
     return list(_REGISTRY.values())
 
 
+def find_dialect(name: str | Dialect) -> Dialect | None:
+    """The dialect called `name` (as `get_dialect`), or None when no dialect is called so."""
+    if isinstance(name, Dialect):
+        return name
+    return _LOOKUP.get(_key(name)) if isinstance(name, str) else None
+
+
+def lookup_key(name: str) -> str:
+    """The key names are compared by: case, spaces, '-' and '_' do not matter."""
+    return _key(name)
+
+
 def get_dialect(name: str | Dialect) -> Dialect:
     """The dialect called `name` (canonical name or alias, case-insensitive).
 

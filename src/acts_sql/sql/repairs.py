@@ -74,6 +74,7 @@ from acts_sql.sql._identifiers import (
 )
 from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect, all_dialects, get_dialect
+from acts_sql.sql.languages.registry import plugin_for
 from acts_sql.sql.normalize import normalize_sql
 
 MAX_TRANSPILED = 3
@@ -163,7 +164,13 @@ def describe_unknown(names: list[UnknownName]) -> str:
 
 
 def has_top_level_order_by(sql: str, dialect: str | Dialect) -> bool:
-    """Whether the last statement's outermost query has an ORDER BY (False if unparseable)."""
+    """Whether the last statement's outermost query has an ORDER BY (False if unparseable).
+
+    For a query language plugin: whether the SQL it compiles to has one."""
+    language = plugin_for(dialect)
+    if language is not None:
+        compiled = language.compiled_or_none(sql)
+        return compiled is not None and has_top_level_order_by(*compiled)
     d = get_dialect(dialect)
     return _guarded(False, lambda: _ordered(sql, d))
 

@@ -24,6 +24,7 @@ from sqlglot import TokenType
 from sqlglot.errors import SqlglotError
 
 from acts_sql.sql.dialects import Dialect, get_dialect
+from acts_sql.sql.languages.registry import plugin_for
 
 NO_CHANGE = "(no change)"
 ELLIPSIS = "…"
@@ -66,8 +67,11 @@ def token_diff(
 
     `(no change)` when the token sequences are equal; never longer than `max_chars`.
     """
-    d = get_dialect(dialect)
-    old, new = _tokens(before, d), _tokens(after, d)
+    if plugin_for(dialect) is not None:  # a query language sqlglot cannot tokenize: words
+        old, new = _words(before), _words(after)
+    else:
+        d = get_dialect(dialect)
+        old, new = _tokens(before, d), _tokens(after, d)
     hunks = [
         _hunk(old, new, group, max_chars)
         for group in _groups([t.key for t in old], [t.key for t in new], max(0, context))
@@ -109,7 +113,7 @@ def _tokens(sql: str, d: Dialect) -> list[_Tok]:
     try:
         raw = d.sqlglot_dialect.tokenize(sql)
     except SqlglotError:
-        return [_Tok(word.upper(), word, True) for word in sql.split()]
+        return _words(sql)
     tokens: list[_Tok] = []
     previous_end: int | None = None
     for token in raw:
@@ -118,6 +122,10 @@ def _tokens(sql: str, d: Dialect) -> list[_Tok]:
         tokens.append(_Tok(_key(token.token_type, text), text, spaced))
         previous_end = token.end
     return tokens
+
+
+def _words(text: str) -> list[_Tok]:
+    return [_Tok(word.upper(), word, True) for word in text.split()]
 
 
 def _key(kind: TokenType, text: str) -> str:

@@ -13,9 +13,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from acts_sql.db.executor import Executor
+from acts_sql.db.language import database_dialect
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import Message
 from acts_sql.llm.prompting import load_template, render
+from acts_sql.sql.dialects import get_dialect
+from acts_sql.sql.languages import plugin_for
 
 if TYPE_CHECKING:
     from acts_sql.tools.base import PathStep
@@ -23,10 +27,55 @@ if TYPE_CHECKING:
 _PACKAGE = "acts_sql.tools"
 
 
+class LanguageBrief(BaseModel):
+    """A query language other than SQL as the prompts present it (`language_brief`)."""
+
+    name: str
+    display_name: str
+    database: str
+    """Display name of the database it runs on ("DuckDB")."""
+    fence: str
+    """Tag of its code blocks ("prql")."""
+    reference: str
+    unavailable_tools: dict[str, str] = {}
+
+    def block(self) -> str:
+        """The language section of the task block."""
+        unavailable = "".join(
+            f"Tool {tool} is not available for {self.display_name}: {why}.\n"
+            for tool, why in self.unavailable_tools.items()
+        )
+        return render(
+            load_template(_PACKAGE, "prompts/language.txt"),
+            language=self.display_name,
+            database=self.database,
+            fence=self.fence,
+            unavailable=unavailable.rstrip("\n"),
+            reference=self.reference.strip() or "(none)",
+        ).strip()
+
+
+def language_brief(executor: Executor) -> LanguageBrief | None:
+    """The brief of the query language `executor` runs (a plugin such as PRQL, see
+    `acts_sql.db.language`); None for SQL, whose prompts stay as they are."""
+    chosen = plugin_for(executor.dialect)
+    if chosen is None:
+        return None
+    return LanguageBrief(
+        name=chosen.name,
+        display_name=chosen.display_name,
+        database=get_dialect(database_dialect(executor)).display_name,
+        fence=chosen.fence,
+        reference=chosen.reference,
+        unavailable_tools=dict(chosen.unavailable_tools),
+    )
+
+
 class TaskContext(BaseModel):
     """The correction task as the prompts see it."""
 
     dialect: str
+    """The dialect of the SQL, or the name of the query language (PRQL) it is written in."""
     question: str
     original_sql: str
     original_result: ExecResult | None = None
@@ -34,13 +83,15 @@ class TaskContext(BaseModel):
     schema_names: dict[str, list[str]] = {}
     """Table name -> column names, for identifier repair and nearest-name hints."""
     execution_visible: bool = True
+    language: LanguageBrief | None = None
+    """A query language other than SQL: its section closes the task block (None: SQL)."""
 
     def task_block(self) -> str:
         if self.original_result is None or not self.execution_visible:
             result = "(not shown)"
         else:
             result = self.original_result.summary()
-        return render(
+        block = render(
             load_template(_PACKAGE, "prompts/task.txt"),
             dialect=self.dialect,
             schema=self.schema_text.strip(),
@@ -48,6 +99,9 @@ class TaskContext(BaseModel):
             sql=self.original_sql.strip() or "(none)",
             result=result,
         )
+        if self.language is None:
+            return block
+        return block.rstrip() + "\n\n" + self.language.block()
 
 
 SQL_REPLY_MIN_TOKENS = 256

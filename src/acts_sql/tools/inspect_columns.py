@@ -6,7 +6,9 @@ dialect-correct template queries run (built with sqlglot, see
 `acts_sql.sql.templates`): a profile (total rows, non-null, distinct) and the
 most frequent values with their counts. The summary gives type hints, the
 null share and the top values, which is what the agent needs to see that
-`'Electronics'` is stored as `'Home Electronics'`.
+`'Electronics'` is stored as `'Home Electronics'`. The templates are SQL:
+with a query language such as PRQL they run on the database behind it
+(`acts_sql.db.language.database_executor`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
+from acts_sql.db.language import database_executor
 from acts_sql.sql.templates import column_profile_sql, column_values_sql
 from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
 
@@ -69,8 +72,10 @@ class InspectColumnsTool:
         )
 
     def _inspect(self, env: ToolEnv, table: str, column: str) -> tuple[dict[str, Any], str]:
-        dialect = env.task.dialect
-        profile = env.executor.execute(column_profile_sql(table, column, dialect))
+        # the templates are SQL: with a query language (PRQL), they run on its database
+        executor = database_executor(env.executor)
+        dialect = env.task.dialect if executor is env.executor else executor.dialect
+        profile = executor.execute(column_profile_sql(table, column, dialect))
         if not profile.ok:
             return (
                 {
@@ -82,7 +87,7 @@ class InspectColumnsTool:
                 f"{table}.{column}: {profile.summary()}",
             )
         total, non_null, distinct = (profile.rows[0] + [0, 0, 0])[:3] if profile.rows else (0, 0, 0)
-        values = env.executor.execute(column_values_sql(table, column, dialect, limit=TOP_VALUES))
+        values = executor.execute(column_values_sql(table, column, dialect, limit=TOP_VALUES))
         top = [(row[0], row[1]) for row in values.rows] if values.ok else []
         null_share = 0.0 if not total else 1 - (non_null or 0) / total
         shown = ", ".join(f"{v!r} ({n})" for v, n in top)

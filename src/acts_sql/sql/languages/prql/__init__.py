@@ -1,0 +1,113 @@
+"""PRQL (https://prql-lang.org) as a query language: the worked example of a plugin.
+
+PRQL is a pipeline of transforms (`from`, `filter`, `derive`, `group`,
+`aggregate`, `sort`, `take`, `join`, `window`, ...) that the `prqlc` compiler
+turns into SQL of a target database. This plugin uses only the public plugin
+API (`acts_sql.sql.languages.QueryLanguage`), as a plugin of another package
+would:
+
+- `compile`: ``prqlc.compile`` for the database's dialect (DuckDB, SQLite,
+  PostgreSQL); the compiler's errors become diagnostics with the line, the
+  column and the message (`parse_errors`);
+- `canonical` (the default): the SQL the text compiles to, so whitespace,
+  comments and pipelines the compiler merges (two `filter`s, one `&&`) are the
+  same query; a text that does not compile is compared by its words;
+- ``split_fix_syntax`` does not apply (sqlglot cannot read PRQL): failing
+  candidates are repaired by a `generate_sql` step told the compiler's error;
+- the prompts' reference text is ``reference.md`` next to this file.
+
+Needs the `prqlc` package: ``pip install 'acts-sql[prql]'``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from types import MappingProxyType
+
+import prqlc
+
+from acts_sql.sql.diagnostics import SqlDiagnostic
+from acts_sql.sql.languages.base import QueryLanguage
+
+PRQLC_TARGETS = {"duckdb": "sql.duckdb", "sqlite": "sql.sqlite", "postgresql": "sql.postgres"}
+"""acts-sql dialect -> prqlc target. prqlc knows more (MySQL, SQL Server, ...); these are
+the ones acts-sql's tests run PRQL on."""
+
+_ERROR_START = re.compile(r"^(?:\[(E\d+)\]\s*)?Error:", re.MULTILINE)
+_LOCATION = re.compile(r"╭─\[[^\]\n]*?:(\d+):(\d+)\s*\]")
+_LABEL = re.compile(r"╰─+\s*(\S.*)$", re.MULTILINE)
+_HELP = re.compile(r"(?:Help|↳ Hint):\s*(\S.*)$", re.MULTILINE)
+
+
+@cache
+def _options(target: str) -> prqlc.CompileOptions:
+    return prqlc.CompileOptions(target=target, signature_comment=False, format=True)
+
+
+class PRQL(QueryLanguage):
+    name = "prql"
+    display_name = "PRQL"
+    code_fence = "prql"
+    file_suffixes = (".prql",)
+    targets = tuple(PRQLC_TARGETS)
+    unavailable_tools = MappingProxyType(
+        {
+            "split_fix_syntax": (
+                "it splits SQL into SELECT units with sqlglot, which cannot read PRQL; a query "
+                "that does not compile is repaired from the compiler's error (line, column, "
+                "message) instead"
+            )
+        }
+    )
+    reference_file = "reference.md"
+
+    def compile(self, text: str, dialect: str) -> str:
+        target = PRQLC_TARGETS.get(dialect)
+        if target is None:
+            raise self.compile_error(
+                [SqlDiagnostic(message=f"PRQL is not run on {dialect} databases here")]
+            )
+        try:
+            return prqlc.compile(text, _options(target)).strip()
+        except ValueError as exc:  # prqlc reports every compile error as ValueError
+            raise self.compile_error(parse_errors(str(exc), text)) from None
+
+
+def parse_errors(report: str, text: str) -> list[SqlDiagnostic]:
+    """prqlc's error report (one or more boxed errors) as diagnostics."""
+    chunks = [m.start() for m in _ERROR_START.finditer(report)] or [0]
+    found = []
+    for start, end in zip(chunks, [*chunks[1:], len(report)], strict=True):
+        diagnostic = _one_error(report[start:end], text)
+        if diagnostic is not None:
+            found.append(diagnostic)
+    return found or [SqlDiagnostic(message=" ".join(report.split()) or "does not compile")]
+
+
+def _one_error(chunk: str, text: str) -> SqlDiagnostic | None:
+    head = _ERROR_START.match(chunk)
+    rest = chunk[head.end() :] if head else chunk
+    labels = _LABEL.findall(rest)
+    first_line = rest.split("\n", 1)[0].strip()
+    message = "; ".join(label.strip() for label in labels) or first_line
+    if not message:
+        return None
+    helps = [h.strip() for h in _HELP.findall(rest)]
+    if helps:
+        message += " (" + "; ".join(helps) + ")"
+    if head and head.group(1):
+        message = f"[{head.group(1)}] {message}"
+    where = _LOCATION.search(rest)
+    if where is None:
+        return SqlDiagnostic(message=message)
+    line, column = int(where.group(1)), int(where.group(2))
+    return SqlDiagnostic(message=message, line=line, column=column, near=_near(text, line, column))
+
+
+def _near(text: str, line: int, column: int) -> str:
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    word = re.match(r"\S{1,30}", lines[line - 1][column - 1 :])
+    return word.group(0) if word else ""
