@@ -6,7 +6,8 @@
 #                                     their data in DIR (default: a new temp dir); prints DIR on
 #                                     stdout and writes DIR/env, which exports
 #                                     ACTS_SQL_TEST_PG_URL and ACTS_SQL_TEST_MYSQL_URL for the
-#                                     servers that started
+#                                     servers that started; a DIR an earlier start used is
+#                                     refused (exit 2) until it is stopped
 #   scripts/services.sh stop DIR      stop both and delete DIR
 #
 # PostgreSQL: Debian's /usr/lib/postgresql/<newest>/bin (15 on this machine), initdb into
@@ -220,6 +221,11 @@ case "${1:-}" in
     STATE="${2:-$(mktemp -d "${TMPDIR:-/tmp}/acts-sql-services.XXXXXX")}"
     mkdir -p "$STATE" || { LOG "cannot create $STATE"; exit 1; }
     STATE="$(cd "$STATE" && pwd -P)"
+    if [ -e "$STATE/$MARKER" ]; then
+      LOG "$STATE already holds servers from an earlier start: stop them first" \
+        "(scripts/services.sh stop $STATE) or give a new DIR"
+      exit 2
+    fi
     chmod 755 "$STATE"  # the server users must reach their data dirs
     : >"$STATE/env"
     : >"$STATE/$MARKER"

@@ -141,3 +141,19 @@ def test_an_unknown_server_name_fails(private):
         assert "unknown server 'oracle' (postgresql, mariadb)" in result.stderr
     finally:
         services("stop", str(private / "s"))
+
+
+@pytest.mark.skipif(not HAS_POSTGRES, reason="no PostgreSQL binaries on this machine")
+def test_a_dir_an_earlier_start_used_is_refused_until_it_is_stopped(private):
+    target = private / "s"
+    first = services("start", str(target), "postgresql")
+    try:
+        assert first.returncode == 0, first.stderr
+        url = read_env(target)["ACTS_SQL_TEST_PG_URL"]
+        again = services("start", str(target), "postgresql")
+        assert again.returncode == 2
+        assert "already holds servers from an earlier start" in again.stderr
+        assert read_env(target)["ACTS_SQL_TEST_PG_URL"] == url  # the running server's env kept
+    finally:
+        services("stop", str(target))
+    assert not target.exists()
