@@ -10,6 +10,7 @@ the names it relies on are declared below.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from acts_sql.agent.baselines import raw_correction
@@ -30,6 +31,7 @@ from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import repairable
 from acts_sql.tools.registry import TOOLS
+from acts_sql.tools.rule_chain import Firing, RuleChain
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
@@ -75,6 +77,7 @@ class CandidateStage:
     min_agreement: int
     _raw_pending: bool
     _raw_sql: str | None
+    _rules_pending: bool
     _repaired: set[str]
 
     if TYPE_CHECKING:
@@ -120,6 +123,33 @@ class CandidateStage:
             ).execute(sql)
         )
         return [PoolEntry(sql=sql, origin="raw", result=result, known=known is not None)]
+
+    def _rule_entries(self, node_id: str) -> list[PoolEntry]:
+        """The rule chain's repair of the user's SQL, once per run, as a candidate of the first
+        pool (a mechanical error such as `= NULL` then costs no LLM call to fix)."""
+        self._rules_pending = False
+        original = self.task.original_result
+        if original is None:
+            return []
+        run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
+        state = RuleChain(
+            run, self.task.facts(), self.task.dialect, on_fire=self._rule_fired(node_id)
+        ).run(self.task.original_sql, original)
+        if not state.result.ok or not state.changed(self.task.original_sql, self.task.dialect):
+            return []
+        origin = "rule:" + "+".join(state.repaired_by)
+        return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
+
+    def _rule_fired(self, node_id: str) -> Callable[[Firing], None]:
+        def emit(firing: Firing) -> None:
+            self.trace.emit(
+                "rule_fired",
+                node=node_id,
+                summary=f"{firing.rule} ({firing.stage}): {firing.status}",
+                **firing.model_dump(),
+            )
+
+        return emit
 
     def _register_unpooled_raw(self) -> None:
         """A raw rewrite written but never pooled (the search ended first) still counts:
@@ -195,6 +225,8 @@ class CandidateStage:
         entries = list(outcome.candidates)
         if self._raw_pending:
             entries = self._raw_entries(node.id) + entries
+        if self._rules_pending:
+            entries = entries + self._rule_entries(node.id)
         if not entries:
             return self._backtrack(node, None, outcome.error or "no candidate")
         pool = self._register(node.id, entries)

@@ -22,6 +22,7 @@ from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
 from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext
+from acts_sql.tools.rule_chain import schema_facts
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -66,6 +67,7 @@ def run_correction(
         original_sql=sql or "",
         schema_text=schema_text,
         schema_names={t.name: [c.name for c in t.columns] for t in tables},
+        schema_facts=schema_facts(tables, dialect),
         execution_visible=options.execution_tools,
     )
     pool = PoolSettings(

@@ -137,6 +137,7 @@ class TreeSearch(CandidateStage):
         self._regenerations: dict[str, int] = {}
         self._raw_pending = options.raw_candidate
         self._raw_sql: str | None = None
+        self._rules_pending = options.rule_candidates and bool(task.original_sql.strip())
         self._replanned = False
         self._repaired: set[str] = set()
         self.draws = SampleLedger()
