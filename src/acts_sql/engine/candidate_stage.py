@@ -10,7 +10,6 @@ the names it relies on are declared below.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from acts_sql.agent.baselines import raw_correction
@@ -22,6 +21,7 @@ from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
@@ -31,7 +31,7 @@ from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import repairable
 from acts_sql.tools.registry import TOOLS
-from acts_sql.tools.rule_chain import Firing, RuleChain
+from acts_sql.tools.rule_chain import RuleChain
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
@@ -133,23 +133,12 @@ class CandidateStage:
             return []
         run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
         state = RuleChain(
-            run, self.task.facts(), self.task.dialect, on_fire=self._rule_fired(node_id)
+            run, self.task.facts(), self.task.dialect, on_fire=rule_events(self.trace, node_id)
         ).run(self.task.original_sql, original)
         if not state.result.ok or not state.changed(self.task.original_sql, self.task.dialect):
             return []
         origin = "rule:" + "+".join(state.repaired_by)
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
-
-    def _rule_fired(self, node_id: str) -> Callable[[Firing], None]:
-        def emit(firing: Firing) -> None:
-            self.trace.emit(
-                "rule_fired",
-                node=node_id,
-                summary=f"{firing.rule} ({firing.stage}): {firing.status}",
-                **firing.model_dump(),
-            )
-
-        return emit
 
     def _register_unpooled_raw(self) -> None:
         """A raw rewrite written but never pooled (the search ended first) still counts:

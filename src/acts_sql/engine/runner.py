@@ -10,7 +10,9 @@ from acts_sql.db.executor import Executor
 from acts_sql.db.schema import render_schema
 from acts_sql.engine.baselines import run_critic, run_raw, run_vote
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
+from acts_sql.engine.dac import run_dac
 from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.maplerepair import run_maplerepair
 from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
 from acts_sql.engine.result import CorrectionResult, UsageSummary
 from acts_sql.engine.search import SearchOutcome, TreeSearch
@@ -104,6 +106,10 @@ def run_correction(
             outcome = run_critic(executor, traced_llm, task, options.json_retries, trace)
         elif options.method == Method.VOTE:
             outcome = run_vote(executor, traced_llm, task, trace, pool)
+        elif options.method == Method.DAC:
+            outcome = run_dac(executor, traced_llm, task, trace, options.json_retries)
+        elif options.method == Method.MAPLEREPAIR:
+            outcome = run_maplerepair(executor, traced_llm, task, trace)
         else:
             outcome = run_raw(executor, traced_llm, task, trace)
     except BudgetExhaustedError as exc:

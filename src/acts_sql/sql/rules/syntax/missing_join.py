@@ -2,8 +2,9 @@
 
 MapleRepair's "missing join" case of its no such column repairer: when
 `WHERE total > 100` names a column that no table in FROM has, exactly one
-schema table has it, and exactly one foreign key links that table directly to
-a table of the query, the table is joined on that key (`JOIN orders ON
+schema table linked to the query has it, by exactly one foreign key straight
+to a table of the query (a view or an unlinked table with the same column does
+not count), the table is joined on that key (`JOIN orders ON
 orders.user_id = u.id`) and the column qualified with it. One join per
 repair (a chain applies the rule again for the next one); longer key paths
 are left to the LLM repairer. Applies only to a statement that fails.
@@ -78,11 +79,10 @@ def _plan(
         owners = [fact] if fact is not None and fact.column(name) else []
     else:
         owners = [t for t in facts.tables_with(name) if t.name.lower() not in joined]
-    if len(owners) != 1 or owners[0].name.lower() in joined:
-        return None
-    owner = owners[0]
     links = [
         (owner, mine, ref, theirs)
+        for owner in owners
+        if owner.name.lower() not in joined
         for ref, fact in tables.items()
         for mine, theirs in facts.links(owner.name, fact.name)
     ]
