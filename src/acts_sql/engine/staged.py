@@ -59,7 +59,7 @@ class StagedRun:
                 stop_reason=f"nothing to correct: {why}",
                 candidates=list(self.book.candidates),
             )
-        candidate = self.record(sql, result, origin)
+        candidate = self.book.known(sql) or self.record(sql, result, origin)
         if not result.ok:
             return SearchOutcome(
                 best=candidate,
