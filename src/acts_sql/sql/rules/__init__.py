@@ -16,6 +16,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | wrong_qualifier | No_Such_Column (alias not used, table-column mismatch) |
 | syntax | missing_join | No_Such_Column (missing join) |
 | syntax | group_by_columns | (acts-sql's own) |
+| syntax | quoted_value | (acts-sql's own) |
 | syntax | reparse, transpile_dialect | (acts-sql's own, the earlier deterministic repairs) |
 | syntax | execution_failure | Misc_Execution_Failure (hint) |
 | logic | integer_division | Div_Cast |
@@ -62,6 +63,7 @@ from acts_sql.sql.rules.syntax.dialect_functions import DialectFunctions
 from acts_sql.sql.rules.syntax.execution_failure import ExecutionFailure
 from acts_sql.sql.rules.syntax.group_by_columns import GroupByColumns
 from acts_sql.sql.rules.syntax.missing_join import MissingJoin
+from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
 from acts_sql.sql.rules.syntax.reparse import Reparse
 from acts_sql.sql.rules.syntax.transpile_dialect import TranspileDialect
 from acts_sql.sql.rules.syntax.unknown_identifier import UnknownIdentifier
@@ -74,6 +76,7 @@ RULES: tuple[Rule, ...] = (
     WrongQualifier(),
     MissingJoin(),
     GroupByColumns(),
+    QuotedValue(),
     Reparse(),
     TranspileDialect(),
     ExecutionFailure(),
