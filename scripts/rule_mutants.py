@@ -408,11 +408,14 @@ def _verdict(
     d: str,
     ordered: bool,
 ) -> str:
+    """repaired (the gold rows), other rows (it runs, wrongly), fails, or unchanged."""
     if after is None:
-        return "failed"
+        return "fails"
     if normalize_sql(after, d) == normalize_sql(before, d):
         return "unchanged"
-    return "repaired" if result is not None and same_rows(gold, result, ordered) else "wrong"
+    if result is None or not result.ok:
+        return "fails"
+    return "repaired" if same_rows(gold, result, ordered) else "other rows"
 
 
 def repair_one(

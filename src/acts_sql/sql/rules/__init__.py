@@ -16,7 +16,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | wrong_qualifier | No_Such_Column (alias not used, table-column mismatch) |
 | syntax | missing_join | No_Such_Column (missing join) |
 | syntax | group_by_columns | (acts-sql's own) |
-| syntax | quoted_value | (acts-sql's own) |
+| syntax | quoted_value, foreign_quotes | (acts-sql's own) |
 | syntax | reparse, transpile_dialect | (acts-sql's own, the earlier deterministic repairs) |
 | syntax | execution_failure | Misc_Execution_Failure (hint) |
 | logic | integer_division | Div_Cast |
@@ -61,6 +61,7 @@ from acts_sql.sql.rules.output.order_select import OrderSelect
 from acts_sql.sql.rules.syntax.arithmetic_functions import ArithmeticFunctions
 from acts_sql.sql.rules.syntax.dialect_functions import DialectFunctions
 from acts_sql.sql.rules.syntax.execution_failure import ExecutionFailure
+from acts_sql.sql.rules.syntax.foreign_quotes import ForeignQuotes
 from acts_sql.sql.rules.syntax.group_by_columns import GroupByColumns
 from acts_sql.sql.rules.syntax.missing_join import MissingJoin
 from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
@@ -77,6 +78,7 @@ RULES: tuple[Rule, ...] = (
     MissingJoin(),
     GroupByColumns(),
     QuotedValue(),
+    ForeignQuotes(),
     Reparse(),
     TranspileDialect(),
     ExecutionFailure(),

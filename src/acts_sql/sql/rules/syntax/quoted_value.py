@@ -3,10 +3,11 @@
 acts-sql's own rule. PostgreSQL reads `city = "Oslo"` as a comparison with a
 column named Oslo and SQLite and MySQL read backticks the same way, so the
 statement fails with "no such column". When the error names the identifier,
-the schema has no column of that name (in any table), and the identifier is
-quoted and stands where a value goes (compared with something, in an IN
-list, an argument of a function, a THEN or ELSE branch), it becomes a string
-literal. Applies only to a statement that fails.
+the identifier is quoted and unqualified, and nothing the statement could
+mean by it exists (no column of that name in any table, no output name of
+the statement or its CTEs), it becomes a string literal wherever it stands
+(in a comparison, an IN list, a function's argument, or a SELECT list without
+FROM: `SELECT "A" AS type`). Applies only to a statement that fails.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import re
 
 from sqlglot import exp
 
-from acts_sql.sql.rules._compare import COMPARISONS
 from acts_sql.sql.rules._tree import rewrite
 from acts_sql.sql.rules.base import Repair, Rule, RuleInput, RuleOutcome, Stage
 from acts_sql.sql.schema_facts import SchemaFacts
@@ -53,24 +53,17 @@ def _named(error: str) -> str | None:
 
 def _as_strings(statement: exp.Expr, named: str, facts: SchemaFacts) -> bool:
     changed = False
+    outputs = (
+        {name.lower() for query in statement.find_all(exp.Select) for name in query.named_selects}
+        | {alias.name.lower() for alias in statement.find_all(exp.TableAlias)}
+        | {c.name.lower() for a in statement.find_all(exp.TableAlias) for c in a.columns}
+    )
     for column in list(statement.find_all(exp.Column)):
         ident = column.this
         if column.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
             continue
-        if ident.this != named or not _value_position(column):
+        if ident.this != named or named.lower() in outputs:
             continue
         column.replace(exp.Literal.string(ident.this))
         changed = True
     return changed
-
-
-def _value_position(column: exp.Column) -> bool:
-    parent = column.parent
-    if isinstance(parent, exp.In):
-        return column.arg_key == "expressions"
-    if isinstance(parent, exp.Func | exp.If) and not isinstance(parent, exp.AggFunc):
-        return column.arg_key in ("expressions", "expression", "true", "false", "default")
-    if isinstance(parent, (*COMPARISONS, exp.Like)):
-        other = parent.expression if column.arg_key == "this" else parent.this
-        return not (isinstance(other, exp.Column) and other.this.quoted)
-    return False
