@@ -2,7 +2,8 @@
 """Several correction methods on the same development tasks, side by side.
 
     .venv/bin/python scripts/bird_critic_methods.py --out runs/local-0.5b \\
-        [--llm local:] [--methods raw,linear,acts] [--sqlite 10] [--postgresql 10] \\
+        [--llm local:] [--methods raw,critic,dac,maplerepair,linear,acts] \\
+        [--sqlite 10] [--postgresql 10] \\
         [--mysql 0] [--offset-sqlite 0] [--offset-postgresql 0] [--offset-mysql 0] \\
         [--candidates K] [--temperature T] [--label SUFFIX] \\
         [--max-seconds 600] [--max-llm-calls 40] [--data DIR] [--no-candidates]
@@ -17,7 +18,9 @@ resumable, interrupt and re-run at will), scores every candidate of each run
 ``--out``, named by directory, correct→broken against this invocation's
 ``raw`` run when there is one, else the directory ``raw``).
 
-A method name is a `Method` value, optionally with the ablation suffixes
+The paper's Table 3 columns are ``--methods raw,critic,dac,maplerepair,linear,acts``
+("No critic", "LLM critic", DAC, MapleRepair, and the tree without and with
+branching). A method name is a `Method` value, optionally with the ablation suffixes
 ``-no-exec`` and ``-no-ambiguity``. ``--label`` keeps variants apart: run once
 with ``--llm local:qwen2.5-coder-0.5b --label 0.5b`` and once with the 1.5B
 model and ``--label 1.5b`` into the same ``--out`` and both ``acts`` runs

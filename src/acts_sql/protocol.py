@@ -34,6 +34,10 @@ class Purpose(StrEnum):
     FIX_SYNTAX = "fix_syntax"
     GENERATE_SQL = "generate_sql"
     CORRECT = "correct"
+    LINK_ENTITIES = "link_entities"
+    """`dac`: the question's tables, columns and values."""
+    SKETCH = "sketch"
+    """`dac`: a SQL written from the question alone, for its skeleton."""
 
 
 class _Lenient(BaseModel):

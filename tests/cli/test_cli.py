@@ -228,3 +228,29 @@ def test_fix_limits_reach_the_executor(demo_db, demo_tasks):
 def test_fix_rejects_a_bad_timeout(demo_db, demo_tasks):
     result = fix(*figure3_args(demo_db, demo_tasks), "--timeout", "-1")
     assert result.exit_code == 2 and "timeout" in result.stderr
+
+
+def test_fix_maplerepair_repairs_a_mechanical_error_without_an_llm_call(demo_db, tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")  # no reply for any purpose: an LLM call would fail the run
+    result = fix(
+        "--db",
+        demo_db,
+        "--question",
+        "How many rooms seat more than 10?",
+        "--sql",
+        "SELECT COUNT(*) FROM rooms WHERE capacty > 10 AND name = NULL",
+        "--method",
+        "maplerepair",
+        "--llm",
+        f"scripted:{empty}",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    obj = json.loads(result.stdout)
+    assert obj["method"] == "maplerepair" and obj["usage"]["llm_calls"] == 0
+    assert "capacity > 10" in obj["sql"] and "IS NULL" in obj["sql"]
+    fired = [
+        (e["data"]["rule"], e["data"]["status"]) for e in obj["trace"] if e["kind"] == "rule_fired"
+    ]
+    assert ("unknown_identifier", "repaired") in fired and ("equals_null", "repaired") in fired

@@ -268,7 +268,7 @@ def test_g_an_unknown_column_candidate_is_repaired_from_the_schema(demo_db, demo
     assert result.accepted is True
     assert same(result.sql, task.right_sql)
     winner = next(c for c in result.candidates if c["verdict"] == "accepted")
-    assert winner["origin"] == "rule:identifiers"
+    assert winner["origin"] == "rule:unknown_identifier"
     failed = next(c for c in result.candidates if c["verdict"] == "failed")
     assert "room_name" in failed["reason"]
 

@@ -316,3 +316,29 @@ def test_a_request_sets_the_method_and_the_candidate_pool(tmp_path: Path, figure
     (only,) = body["candidates"]  # the two replies are one SQL: one candidate, two votes
     assert only["votes"] == 2
     assert too_many.status_code == 422
+
+
+def test_the_staged_methods_run_in_the_service(tmp_path: Path, figure3):
+    """`maplerepair` repairs a misspelt column with its rules alone; `dac` makes its calls."""
+    script = {
+        "link_entities": [{"links": []}],
+        "sketch": [f"```sql\n{figure3.sql}\n```"],
+        "correct": [f"```sql\n{figure3.right_sql}\n```"],
+    }
+    misspelt = figure3.sql.replace("r.name", "r.nmae")
+    with running_service(service_config(tmp_path, script=script)) as svc, svc.client() as client:
+        maple = client.post(
+            "/v1/correct", json={**correct_body(figure3), "sql": misspelt, "method": "maplerepair"}
+        )
+        dac = client.post("/v1/correct", json=correct_body(figure3, method="dac"))
+    assert maple.status_code == 200, maple.text
+    body = maple.json()
+    assert body["method"] == "maplerepair" and body["usage"]["llm_calls"] == 0
+    assert "r.nmae" not in body["sql"] and body["accepted"] is True
+    assert any(e["kind"] == "rule_fired" for e in body["trace"])
+    assert dac.status_code == 200, dac.text
+    assert dac.json()["method"] == "dac"
+    assert [e["purpose"] for e in dac.json()["trace"] if e["kind"] == "llm_call"] == [
+        "link_entities",
+        "sketch",
+    ]

@@ -138,7 +138,7 @@ def test_a_failing_candidate_gets_deterministic_repairs_in_the_same_pool():
 
     origins = {e.origin: e for e in outcome.candidates}
     assert origins["greedy"].result.status == "error"
-    repaired = origins["rule:identifiers"]
+    repaired = origins["rule:unknown_identifier"]
     assert repaired.result.ok and "name" in repaired.sql and "room_name" not in repaired.sql
     assert len(llm.requests) == 1  # no LLM call for the repair
 

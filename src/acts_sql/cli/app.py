@@ -149,7 +149,9 @@ def fix(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
-    method: Annotated[str, typer.Option(help="acts | linear | critic | raw | vote")] = "acts",
+    method: Annotated[
+        str, typer.Option(help="acts | linear | critic | raw | vote | dac | maplerepair")
+    ] = "acts",
     as_json: Annotated[
         bool, typer.Option("--json", help="print the result object as JSON")
     ] = False,

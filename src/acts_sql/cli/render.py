@@ -394,6 +394,10 @@ def progress_line(event: TraceEvent) -> str | None:
         "fix_inserted",
         "plan_failed",
         "choice",
+        "rule_fired",
+        "llm_repair",
+        "dac_feedback",
+        "dac_dropped",
     ):
         return f"  {event.kind} {where}{_first_line(event.summary, 100)}"
     return None

@@ -22,6 +22,7 @@ from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
@@ -31,6 +32,7 @@ from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import repairable
+from acts_sql.tools.rule_chain import RuleChain
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
@@ -76,6 +78,7 @@ class CandidateStage:
     min_agreement: int
     _raw_pending: bool
     _raw_sql: str | None
+    _rules_pending: bool
     _repaired: set[str]
 
     if TYPE_CHECKING:
@@ -123,6 +126,22 @@ class CandidateStage:
             ).execute(sql)
         )
         return [PoolEntry(sql=sql, origin="raw", result=result, known=known is not None)]
+
+    def _rule_entries(self, node_id: str) -> list[PoolEntry]:
+        """The rule chain's repair of the user's SQL, once per run, as a candidate of the first
+        pool (a mechanical error such as `= NULL` then costs no LLM call to fix)."""
+        self._rules_pending = False
+        original = self.task.original_result
+        if original is None:
+            return []
+        run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
+        state = RuleChain(
+            run, self.task.facts(), self.task.dialect, on_fire=rule_events(self.trace, node_id)
+        ).run(self.task.original_sql, original)
+        if not state.result.ok or not state.changed(self.task.original_sql, self.task.dialect):
+            return []
+        origin = "rule:" + "+".join(state.repaired_by)
+        return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
 
     def _register_unpooled_raw(self) -> None:
         """A raw rewrite written but never pooled (the search ended first) still counts:
@@ -198,6 +217,8 @@ class CandidateStage:
         entries = list(outcome.candidates)
         if self._raw_pending:
             entries = self._raw_entries(node.id) + entries
+        if self._rules_pending:
+            entries = entries + self._rule_entries(node.id)
         if not entries:
             return self._backtrack(node, None, outcome.error or "no candidate")
         pool = self._register(node.id, entries)

@@ -23,6 +23,11 @@ class Method(StrEnum):
     """Single-turn correction with the BIRD-CRITIC baseline prompt."""
     VOTE = "vote"
     """The raw prompt K times (greedy + samples), majority vote over the results that run."""
+    DAC = "dac"
+    """DAC: entity linking and skeleton parsing by the LLM, their disagreements with the SQL
+    as feedback for one correction, then DAC's execution-error prompt if it fails."""
+    MAPLEREPAIR = "maplerepair"
+    """MapleRepair: the staged rule chain; the LLM repairer only when the rules leave an error."""
 
 
 class CorrectionOptions(BaseModel):

@@ -10,7 +10,9 @@ from acts_sql.db.executor import Executor
 from acts_sql.db.schema import render_schema
 from acts_sql.engine.baselines import run_critic, run_raw, run_vote
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
+from acts_sql.engine.dac import run_dac
 from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.maplerepair import run_maplerepair
 from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
 from acts_sql.engine.result import CorrectionResult, UsageSummary
 from acts_sql.engine.search import SearchOutcome, TreeSearch
@@ -20,8 +22,10 @@ from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
+from acts_sql.sql.schema_facts import SchemaFacts
 from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext, language_brief
+from acts_sql.tools.rule_chain import schema_facts
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -60,14 +64,17 @@ def run_correction(
     schema_text = render_schema(
         tables, max_chars=options.schema_chars, focus_terms=focus_terms(question, sql or "")
     )
+    language = language_brief(executor)
     task = TaskContext(
         dialect=dialect,
         question=question.strip() or NO_ISSUE,
         original_sql=sql or "",
         schema_text=schema_text,
         schema_names={t.name: [c.name for c in t.columns] for t in tables},
+        # the repair rules work on SQL's tree: a query language (PRQL) gets no facts
+        schema_facts=schema_facts(tables, dialect) if language is None else SchemaFacts(),
         execution_visible=options.execution_tools,
-        language=language_brief(executor),
+        language=language,
     )
     pool = PoolSettings(
         size=options.candidates or default_candidates(llm.name),
@@ -104,6 +111,10 @@ def run_correction(
             outcome = run_critic(executor, traced_llm, task, options.json_retries, trace)
         elif options.method == Method.VOTE:
             outcome = run_vote(executor, traced_llm, task, trace, pool)
+        elif options.method == Method.DAC:
+            outcome = run_dac(executor, traced_llm, task, trace, options.json_retries)
+        elif options.method == Method.MAPLEREPAIR:
+            outcome = run_maplerepair(executor, traced_llm, task, trace)
         else:
             outcome = run_raw(executor, traced_llm, task, trace)
     except BudgetExhaustedError as exc:

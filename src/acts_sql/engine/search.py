@@ -140,6 +140,8 @@ class TreeSearch(CandidateStage):
         self._regenerations: dict[str, int] = {}
         self._raw_pending = options.raw_candidate
         self._raw_sql: str | None = None
+        # pool.rules: the option, off for a query language other than SQL (the rules rewrite SQL)
+        self._rules_pending = pool.rules and bool(task.original_sql.strip())
         self._replanned = False
         self._repaired: set[str] = set()
         self.draws = SampleLedger()

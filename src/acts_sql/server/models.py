@@ -17,7 +17,7 @@ from acts_sql.engine.result import CorrectionResult
 from acts_sql.server.config import DATABASE_NAME
 from acts_sql.server.errors import ErrorBody
 
-MethodName = Literal["acts", "linear", "critic", "raw", "vote"]
+MethodName = Literal["acts", "linear", "critic", "raw", "vote", "dac", "maplerepair"]
 
 
 class _Request(BaseModel):

@@ -373,7 +373,7 @@ class Analyzer:
         """What a selected name stands for; a CTE is labelled by its own name."""
         if isinstance(source, Scope):
             label = node.name if isinstance(node, exp.Table) else name
-            return _Source(name, _ref_ident(node), label, self._outputs(source))
+            return _Source(name, ref_ident(node), label, self._outputs(source))
         if isinstance(source, exp.Table):
             return self._table_source(source)
         return _Source(name, None, name, None)
@@ -427,7 +427,7 @@ class Analyzer:
         key = self.index.table(table)
         if key is not None:
             columns = tuple(self.index.schema[key])
-            return _Source(ref, _ref_ident(table), self.index.display(key), columns, key)
+            return _Source(ref, ref_ident(table), self.index.display(key), columns, key)
         if id(table) not in self._seen:
             self._seen.add(id(table))
             ranked = _rank(table.name, _in_place(self.index.display(k) for k in self.index.schema))
@@ -573,7 +573,7 @@ class Analyzer:
         self.findings.append(Finding(ident, unknown, ranked, confirmed))
 
 
-def _ref_ident(node: object) -> exp.Identifier | None:
+def ref_ident(node: object) -> exp.Identifier | None:
     """The identifier a FROM item is referred to by: its alias, or a table's name."""
     if not isinstance(node, exp.Expr):
         return None

@@ -52,16 +52,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
-from typing import Literal, TypeVar
+from typing import Literal
 
 from sqlglot import Token, TokenType, exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from acts_sql.errors import ActsSqlError
 from acts_sql.sql._identifiers import (
     PSEUDO_COLUMNS,
     Analyzer,
@@ -72,6 +71,7 @@ from acts_sql.sql._identifiers import (
     UnknownName,
     inside,
 )
+from acts_sql.sql._rewrite import BAD_SQL_ERRORS, differs, guarded, parses, render
 from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect, all_dialects, get_dialect
 from acts_sql.sql.languages.registry import plugin_for
@@ -90,21 +90,6 @@ _CONFIRMED_MARGIN = 0.02
 _MAX_ROUNDS = 3
 """Repair rounds: a repaired table name lets the next round check its columns."""
 
-_T = TypeVar("_T")
-
-_BAD_SQL_ERRORS = (
-    SqlglotError,
-    ActsSqlError,
-    RecursionError,
-    ValueError,
-    TypeError,
-    KeyError,
-    IndexError,
-    AttributeError,
-)
-"""What sqlglot raises on text it cannot handle; a repair is optional, so none escapes."""
-
-
 # ------------------------------------------------------------------ public API
 
 
@@ -115,7 +100,7 @@ def reparse_in_dialect(sql: str, dialect: str | Dialect) -> str | None:
     rendering is the same statement (same `normalize_sql` text).
     """
     d = get_dialect(dialect)
-    return _guarded(None, lambda: _reparse(sql, d))
+    return guarded(None, lambda: _reparse(sql, d))
 
 
 def transpile_from_detected(sql: str, dialect: str | Dialect) -> list[tuple[str, str]]:
@@ -127,7 +112,7 @@ def transpile_from_detected(sql: str, dialect: str | Dialect) -> list[tuple[str,
     earlier output are left out.
     """
     d = get_dialect(dialect)
-    return _guarded([], lambda: _transpile_all(sql, d))
+    return guarded([], lambda: _transpile_all(sql, d))
 
 
 def unknown_identifiers(
@@ -138,7 +123,7 @@ def unknown_identifiers(
     Empty when everything resolves, or when `sql` cannot be read at all.
     """
     d = get_dialect(dialect)
-    return _guarded([], lambda: _unknown(sql, d, schema))
+    return guarded([], lambda: _unknown(sql, d, schema))
 
 
 def repair_identifiers(
@@ -154,7 +139,7 @@ def repair_identifiers(
     nothing could be repaired.
     """
     d = get_dialect(dialect)
-    return _guarded(None, lambda: _repair(sql, d, schema, error))
+    return guarded(None, lambda: _repair(sql, d, schema, error))
 
 
 def describe_unknown(names: list[UnknownName]) -> str:
@@ -172,54 +157,7 @@ def has_top_level_order_by(sql: str, dialect: str | Dialect) -> bool:
         compiled = language.compiled_or_none(sql)
         return compiled is not None and has_top_level_order_by(*compiled)
     d = get_dialect(dialect)
-    return _guarded(False, lambda: _ordered(sql, d))
-
-
-def _guarded(default: _T, work: Callable[[], _T]) -> _T:
-    """`work()`, or `default` when sqlglot fails on the text."""
-    try:
-        return work()
-    except _BAD_SQL_ERRORS:
-        return default
-
-
-def _differs(candidate: str, original: str, d: Dialect) -> bool:
-    """Whether `candidate` is another statement than `original` for the engine."""
-    return bool(candidate.strip()) and normalize_sql(candidate, d) != normalize_sql(original, d)
-
-
-def _parses(sql: str, d: Dialect) -> bool:
-    """Whether `sql` parses strictly in `d` (at least one statement)."""
-    try:
-        return bool(parse_statements(sql, d))
-    except _BAD_SQL_ERRORS:
-        return False
-
-
-def _render(statements: Iterable[exp.Expr], d: Dialect, original: str, read: Dialect) -> str:
-    """Statements written in `d`, separated by `;` and a line break.
-
-    Where `d` reads "x" as the string 'x' when no column x exists (SQLite),
-    quoted names get the dialect's strict quotes, so a misspelt `x` keeps
-    failing instead of quietly becoming a string; unless `original` (read in
-    `read`) has "x" itself, whose meaning double quotes keep.
-    """
-    strict = d.strict_identifier_quotes is not None and not _double_quoted_names(original, read)
-    return ";\n".join(
-        d.generate(tree, strict_identifiers=strict, unsupported_level=ErrorLevel.IGNORE)
-        for tree in statements
-    )
-
-
-def _double_quoted_names(sql: str, d: Dialect) -> bool:
-    """Whether `sql` has a "double-quoted" identifier (True when it cannot be tokenized)."""
-    try:
-        tokens = d.sqlglot_dialect.tokenize(sql)
-    except SqlglotError:
-        return True
-    return any(
-        t.token_type == TokenType.IDENTIFIER and sql[t.start : t.start + 1] == '"' for t in tokens
-    )
+    return guarded(False, lambda: _ordered(sql, d))
 
 
 # ---------------------------------------------------------------- reparsing
@@ -228,7 +166,7 @@ def _double_quoted_names(sql: str, d: Dialect) -> bool:
 def _reparse(sql: str, d: Dialect) -> str | None:
     """The lenient rendering of `sql` when it is another statement."""
     rendered = _lenient_render(sql, d)
-    if rendered is None or not _differs(rendered, sql, d):
+    if rendered is None or not differs(rendered, sql, d):
         return None
     return rendered
 
@@ -243,8 +181,8 @@ def _lenient_render(sql: str, d: Dialect) -> str | None:
     statements = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
     if not statements:
         return None
-    rendered = _render(statements, d, sql, d)
-    if not _parses(rendered, d) or not _keeps_content(tokens, rendered, d):
+    rendered = render(statements, d, sql, d)
+    if not parses(rendered, d) or not _keeps_content(tokens, rendered, d):
         return None
     return rendered
 
@@ -406,13 +344,13 @@ def _transpile_all(sql: str, d: Dialect) -> list[tuple[str, str]]:
 
 def _plausible_sources(sql: str, d: Dialect) -> list[Dialect]:
     """Other dialects that parse `sql` and show signs of being its source, likeliest first."""
-    target_parses = _parses(sql, d)
+    target_parses = parses(sql, d)
     ranked: list[tuple[int, int, Dialect]] = []
     for order, other in enumerate(all_dialects()):
         if other.name == d.name:
             continue
         hits = len(_markers_in(sql, [other.name]))
-        if (hits or not target_parses) and _parses(sql, other):
+        if (hits or not target_parses) and parses(sql, other):
             ranked.append((-hits, order, other))
     return [other for _, _, other in sorted(ranked, key=lambda item: item[:2])]
 
@@ -420,8 +358,8 @@ def _plausible_sources(sql: str, d: Dialect) -> list[Dialect]:
 def _transpile(sql: str, source: Dialect, d: Dialect) -> str | None:
     """`sql` read in `source`, written in `d`; None when a foreign token survives
     (sqlglot left ROWNUM or GETDATE() as it was: the candidate would fail)."""
-    text = _render(parse_statements(sql, source), d, sql, source)
-    if not _parses(text, d):
+    text = render(parse_statements(sql, source), d, sql, source)
+    if not parses(text, d):
         return None
     foreign = [name for name in _MARKERS if name != d.name]
     survivors = _markers_in(sql, foreign) & _markers_in(text, foreign)
@@ -469,7 +407,7 @@ def _readable(sql: str, d: Dialect) -> tuple[str, list[exp.Expr]] | None:
     """The text to work on and its trees: `sql` itself, or its lenient rendering."""
     try:
         return sql, parse_statements(sql, d)
-    except _BAD_SQL_ERRORS:
+    except BAD_SQL_ERRORS:
         pass
     rendered = _lenient_render(sql, d)
     if rendered is None:
@@ -516,7 +454,7 @@ def _repair(sql: str, d: Dialect, schema: dict[str, list[str]], error: str | Non
         text = _apply(text, renames, statements, d)
         statements = parse_statements(text, d)
         changed = True
-    if not changed or not _differs(text, sql, d):
+    if not changed or not differs(text, sql, d):
         return None
     return text
 
@@ -637,7 +575,7 @@ def _reads_as_column(name: str, dialect: str) -> bool:
     """Whether `SELECT name FROM t` reads `name` as a plain column (not a keyword)."""
     try:
         statements = parse_statements(f"SELECT {name} FROM t", dialect)
-    except _BAD_SQL_ERRORS:
+    except BAD_SQL_ERRORS:
         return False
     select = statements[0] if len(statements) == 1 else None
     if not isinstance(select, exp.Select) or len(select.expressions) != 1:
@@ -660,7 +598,7 @@ def _regenerate(
             ident.set("quoted", True)
         if rename.qualifier is not None and isinstance(ident.parent, exp.Column):
             ident.parent.set("table", rename.qualifier.copy())
-    return _render(statements, d, text, d)
+    return render(statements, d, text, d)
 
 
 # ----------------------------------------------------------- database errors

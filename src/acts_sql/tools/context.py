@@ -20,6 +20,7 @@ from acts_sql.llm.base import Message
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.languages import plugin_for
+from acts_sql.sql.schema_facts import ColumnFact, SchemaFacts, TableFact
 
 if TYPE_CHECKING:
     from acts_sql.tools.base import PathStep
@@ -82,9 +83,22 @@ class TaskContext(BaseModel):
     schema_text: str
     schema_names: dict[str, list[str]] = {}
     """Table name -> column names, for identifier repair and nearest-name hints."""
+    schema_facts: SchemaFacts = SchemaFacts()
+    """Typed columns and foreign keys, for the repair rules (`acts_sql.sql.rules`)."""
     execution_visible: bool = True
     language: LanguageBrief | None = None
     """A query language other than SQL: its section closes the task block (None: SQL)."""
+
+    def facts(self) -> SchemaFacts:
+        """`schema_facts`, or (when only names are known) the names without types."""
+        if self.schema_facts.tables or not self.schema_names:
+            return self.schema_facts
+        return SchemaFacts(
+            tables=[
+                TableFact(name=table, columns=[ColumnFact(name=c) for c in columns])
+                for table, columns in self.schema_names.items()
+            ]
+        )
 
     def task_block(self) -> str:
         if self.original_result is None or not self.execution_visible:

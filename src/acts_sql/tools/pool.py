@@ -11,9 +11,10 @@ produces a pool of up to `PoolSettings.size` LLM candidates:
    model reuses the cached prompt: only the reply is new work); once a draw
    has repeated a rejected SQL, the later draws are told not to repeat it;
 3. deterministic candidates for every distinct LLM candidate that fails to
-   run (:mod:`acts_sql.sql.repairs`): the statement re-read by sqlglot in the
-   target dialect, transpiled from a dialect it seems to be written in, and
-   its unknown tables and columns replaced by the schema's nearest names.
+   run: the syntax-stage repairs of the rule chain (:mod:`acts_sql.sql.rules`,
+   origin ``rule:<name>``), such as unknown tables and columns replaced by the
+   schema's nearest names, functions of another dialect rewritten, the
+   statement re-read by sqlglot or transpiled from a dialect it seems written in.
 
 Identical SQL texts (after ``normalize_sql``) are one candidate with several
 votes. A SQL the run already executed (``CandidateMemory``) is not executed
@@ -29,8 +30,8 @@ from dataclasses import dataclass
 
 from acts_sql.db.result import ExecResult
 from acts_sql.sql.normalize import normalize_sql
-from acts_sql.sql.repairs import repair_identifiers, reparse_in_dialect, transpile_from_detected
 from acts_sql.tools.base import CandidateMemory, PoolEntry, PoolSettings, ToolEnv
+from acts_sql.tools.rule_chain import RuleChain
 
 MAX_RULE_CANDIDATES = 4
 RETRY_TEMPERATURE = 1.0
@@ -199,17 +200,7 @@ def rule_candidates(
 
 
 def repairs_of(sql: str, result: ExecResult, env: ToolEnv) -> list[tuple[str, str]]:
-    """(origin, sql) of the deterministic repairs of one failing statement."""
-    dialect = env.task.dialect
-    found: list[tuple[str, str]] = []
-    names = env.task.schema_names
-    if names and result.error_kind in ("schema", "other", None, "runtime"):
-        fixed = repair_identifiers(sql, dialect, names, result.error)
-        if fixed:
-            found.append(("rule:identifiers", fixed))
-    reparsed = reparse_in_dialect(sql, dialect)
-    if reparsed:
-        found.append(("rule:reparse", reparsed))
-    for source, text in transpile_from_detected(sql, dialect):
-        found.append((f"rule:transpile:{source}", text))
-    return found
+    """(origin, sql) of the deterministic repairs of one failing statement: each
+    syntax-stage rule's, unexecuted (the pool executes them)."""
+    chain = RuleChain(env.executor, env.task.facts(), env.task.dialect)
+    return chain.alternatives(sql, result)

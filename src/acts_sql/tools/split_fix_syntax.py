@@ -8,6 +8,11 @@ alone (no LLM call): there is nothing to repair.
 Input: `{"sql": "..."}` (default: the candidate of the parent node, else the
 user's SQL). Steps:
 
+0. The syntax stage of the rule chain first (`acts_sql.tools.rule_chain`,
+   unless the pool's `rules` setting is off): a misspelt column, a function
+   of another dialect, a missing join key... When a rule's repair executes,
+   it is the node's candidate (origin `rule:<names>`) and no LLM is asked.
+
 1. Decompose the statement into flat single-SELECT units with dependencies.
    For a syntax error, the LLM decomposes (purpose `decompose`, reply
    `{"units": [{"name", "sql", "depends_on"}]}`), since it keeps the user's
@@ -36,11 +41,12 @@ from acts_sql.sql.decompose import Unit, decompose, output_columns
 from acts_sql.sql.diagnostics import parse_statements, syntax_diagnostics
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.repairs import describe_unknown, unknown_identifiers
-from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.base import PoolEntry, ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
 from acts_sql.tools.context import SQL_REPLY_MAX_TOKENS, sql_reply_cap
 from acts_sql.tools.generate_sql import pool_outcome
 from acts_sql.tools.llm_call import SqlAsker, ask_tool_llm
 from acts_sql.tools.pool import collect_pool
+from acts_sql.tools.rule_chain import ChainResult, RuleChain
 
 MAX_PARALLEL_CHECKS = 4
 
@@ -85,6 +91,10 @@ class SplitFixSyntaxTool:
                 summary="the statement runs without error: nothing to repair",
                 output={"sql": sql, "runs": True},
             )
+        if env.pool.rules:
+            fixed = repaired_by_rules(env, sql, failing)
+            if fixed is not None:
+                return fixed
         units, source = self._units(env, sql, failing)
         checks = check_units(env, units)
         ask = SqlAsker(
@@ -152,6 +162,22 @@ class SplitFixSyntaxTool:
             )
             for u in reply.value.units
         ]
+
+
+def repaired_by_rules(env: ToolEnv, sql: str, failing: ExecResult) -> ToolOutcome | None:
+    """The node's outcome when the rule chain's syntax stage makes `sql` run; None otherwise."""
+    chain = RuleChain(env.executor, env.task.facts(), env.task.dialect)
+    state = chain.syntax(ChainResult(sql=sql, result=failing))
+    if not state.result.ok or not state.changed(sql, env.task.dialect):
+        return None
+    rules = state.repaired_by
+    entry = PoolEntry(sql=state.sql, origin="rule:" + "+".join(rules), result=state.result)
+    outcome = pool_outcome(env, [entry])
+    outcome.output.update(
+        {"repaired_by_rules": rules, "rules": [f.model_dump() for f in state.fired]}
+    )
+    outcome.summary = f"repaired by rules ({', '.join(rules)}), no LLM call\n" + outcome.summary
+    return outcome
 
 
 def nearest_names_hint(env: ToolEnv, sql: str, failing: ExecResult) -> str:
