@@ -58,6 +58,7 @@ def correct(
     timeout: float | None = None,
     max_rows: int | None = None,
     allow_writes: bool = False,
+    parallel: int | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
 ) -> CorrectionResult:
     """Correct `sql` so that it does what `question` (the user's issue) asks.
@@ -72,6 +73,9 @@ def correct(
     candidate returning the user's rows may be accepted (None: from the
     issue's words). `timeout` (seconds per statement), `max_rows` and `allow_writes` (writes
     run on a throw-away copy, never the original) apply when `db` is a URL.
+    `parallel`: LLM requests in flight at once (calls the search will make are sent
+    ahead while it waits; its decisions and their order do not change); None: 4 for an
+    OpenAI-compatible endpoint, 1 for a local or scripted model.
     """
     question = (question or "").strip()
     sql = (sql or "").strip() or None
@@ -91,6 +95,7 @@ def correct(
         candidates=candidates,
         temperature=temperature,
         expect_same_rows=expect_same_rows,
+        parallel=parallel,
     )
     wanted = get_dialect(dialect).name if dialect else None
     backend = llm if isinstance(llm, LLMBackend) else parse_llm_spec(llm)

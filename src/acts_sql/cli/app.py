@@ -30,6 +30,7 @@ from acts_sql.cli.options import (
     MaxSeconds,
     NoAmbiguity,
     NoExecutionTools,
+    Parallel,
     Temperature,
 )
 from acts_sql.cli.render import Activity, fan_out, progress_printer, show_result
@@ -146,6 +147,7 @@ def fix(
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
     candidates: Candidates = None,
     temperature: Temperature = DEFAULT_TEMPERATURE,
+    parallel: Parallel = None,
     timeout: Annotated[
         float | None,
         typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),
@@ -196,6 +198,7 @@ def fix(
                 timeout=timeout,
                 max_rows=max_rows,
                 allow_writes=allow_writes,
+                parallel=parallel,
                 on_event=listen,
             )
         except ActsSqlError as exc:

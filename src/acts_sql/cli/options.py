@@ -30,3 +30,12 @@ Candidates = Annotated[
 Temperature = Annotated[
     float, typer.Option(help="sampling temperature of the samples in a candidate pool")
 ]
+Parallel = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=32,
+        help="LLM requests in flight at once: calls the search will make are sent ahead while "
+        "it waits, its decisions stay in order (default: 4 for openai:, 1 for local/scripted)",
+    ),
+]
