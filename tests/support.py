@@ -90,3 +90,13 @@ def syntax_repair_story(db: str, task: Any) -> CorrectionResult:
         )
     finally:
         executor.close()
+
+
+def without(value: Any, keys: set[str]) -> Any:
+    """`value` (JSON-like) with every dict entry under one of `keys` left out, at any depth:
+    the timings of a result, to compare what two runs decided."""
+    if isinstance(value, dict):
+        return {k: without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without(v, keys) for v in value]
+    return value

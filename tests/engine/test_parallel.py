@@ -16,7 +16,7 @@ from acts_sql import correct
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 from acts_sql.llm.scripted import ScriptedBackend
-from support import demo_script, judge_story, scripted
+from support import demo_script, judge_story, scripted, without
 
 VOLATILE = {"seconds", "t", "timeout_s", "sent_ahead", "llm_seconds", "parallel"}
 TIMED_SUMMARIES = {"llm_call", "statement"}
@@ -24,15 +24,13 @@ SECOND_READING = "follows: overlapping bookings: a room with two bookings whose 
 
 
 def _strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
+    return without(value, VOLATILE)
 
 
 def comparable(result: CorrectionResult) -> dict[str, Any]:
-    """Everything a run decided, without its timings."""
+    """Everything a run decided, without its timings. A pool's statements run in a
+    background thread while the next draw is written, so where their events fall among
+    the others depends on timing (with or without --parallel): they are compared apart."""
     data = result.model_dump(mode="json", exclude={"usage", "trace"})
     events = [
         {
@@ -44,7 +42,12 @@ def comparable(result: CorrectionResult) -> dict[str, Any]:
         }
         for e in result.trace
     ]
-    return {"result": _strip(data), "trace": events, "calls": result.usage.by_purpose}
+    return {
+        "result": _strip(data),
+        "trace": [e for e in events if e["kind"] != "statement"],
+        "statements": [e for e in events if e["kind"] == "statement"],
+        "calls": result.usage.by_purpose,
+    }
 
 
 def timed(run: Any) -> tuple[CorrectionResult, float]:

@@ -36,12 +36,14 @@ when the search asks for it is withdrawn and sent as usual.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from acts_sql.db.executor import ScratchSession, TableInfo
@@ -117,6 +119,50 @@ def first_request(build: Callable[[LLMBackend], object], name: str) -> LLMReques
     return None
 
 
+class _DaemonThreads:
+    """A few daemon threads that run submitted calls: unlike a ThreadPoolExecutor's, they
+    never keep the interpreter from exiting (Ctrl-C during a run must not wait for an
+    endpoint that does not answer a request sent ahead)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._threads: list[threading.Thread] = []
+
+    def submit(self, call: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((future, call))
+        if len(self._threads) < self._size:
+            thread = threading.Thread(target=self._work, name="llm-ahead", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, call = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    def shutdown(self) -> None:
+        """Cancel what has not started; the threads end after their current call."""
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        for _ in self._threads:
+            self._jobs.put(None)
+
+
 @dataclass
 class _Ahead:
     request: LLMRequest
@@ -151,11 +197,7 @@ class Prefetcher:
         self.parallel = parallel
         self.ordered = isinstance(backend, OrderedReplies)
         self.enabled = parallel > 1 and (self.ordered or not _ordered_inside(backend))
-        self._pool = (
-            ThreadPoolExecutor(max_workers=parallel - 1, thread_name_prefix="llm-ahead")
-            if self.enabled
-            else None
-        )
+        self._pool = _DaemonThreads(parallel - 1) if self.enabled else None
         self._ahead: dict[str, _Ahead] = {}
         self._lock = threading.Lock()
         self._sent = 0
@@ -182,7 +224,8 @@ class Prefetcher:
                 key = self.key(request)
                 if key in self._ahead:
                     continue
-                self._ahead[key] = _Ahead(request, self._pool.submit(self._wait, request))
+                future = self._pool.submit(partial(self._wait, request))
+                self._ahead[key] = _Ahead(request, future)
                 sent += 1
             self._sent += sent
         return sent
@@ -226,7 +269,7 @@ class Prefetcher:
                     if ahead.future.cancel():
                         self._sent -= 1
                 self._ahead.clear()
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown()
         return PrefetchStats(sent=self._sent, used=self._used)
 
 

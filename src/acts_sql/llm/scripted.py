@@ -86,6 +86,11 @@ class ScriptedBackend:
             ) from None
         return cls(data, delay_s=delay_s, source=shown)
 
+    def restarted(self) -> ScriptedBackend:
+        """The same script from its first reply (a batch replays it for every task, so
+        that a task's replies do not depend on which worker ran it, or after what)."""
+        return ScriptedBackend(self._script, delay_s=self.delay_s, source=self._source)
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         started = time.perf_counter()
         text = self._next_text(request.purpose)
