@@ -12,11 +12,14 @@ import threading
 import time
 from typing import Any
 
+from typer.testing import CliRunner
+
 from acts_sql import correct
+from acts_sql.cli.app import app
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 from acts_sql.llm.scripted import ScriptedBackend
-from support import demo_script, judge_story, scripted, without
+from support import DEMO_SCRIPTS, demo_script, judge_story, scripted, without
 
 VOLATILE = {"seconds", "t", "timeout_s", "sent_ahead", "llm_seconds", "parallel"}
 TIMED_SUMMARIES = {"llm_call", "statement"}
@@ -181,3 +184,15 @@ def test_a_wrapper_around_a_scripted_backend_sends_nothing_ahead(demo_db, demo_t
     assert result.accepted
     assert result.usage.sent_ahead_llm_calls == 0
     assert result.usage.unused_prefetches == 0
+
+
+def test_fix_takes_parallel_and_reports_the_calls_answered_ahead(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    args = ["fix", "--db", demo_db, "--question", task.question, "--sql", task.sql, "--json"]
+    script = f"scripted:{DEMO_SCRIPTS / 'figure3.json'}"
+    result = CliRunner().invoke(app, [*args, "--llm", script, "--parallel", "3"])
+    assert result.exit_code == 0, result.output
+    usage = json.loads(result.stdout)["usage"]
+    assert (usage["sent_ahead_llm_calls"], usage["unused_prefetches"]) == (3, 0)
+    refused = CliRunner().invoke(app, [*args, "--llm", script, "--parallel", "0"])
+    assert refused.exit_code == 2

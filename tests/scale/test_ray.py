@@ -5,11 +5,15 @@ Skipped, with the reason, where Ray is not installed (the dev extra installs it)
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from acts_sql.batch.runner import BatchRequest, run_batch
 from acts_sql.batch.worker import BatchSettings
-from acts_sql.scale import ExecutorKind, ProcessPool
+from acts_sql.cli.app import app
+from acts_sql.scale import ProcessPool
 from acts_sql.scale.base import WorkerStartError
 from acts_sql.scale.ray_pool import RayPool
 from batch_inputs import SCRIPT, decided, results, twelve_lines
@@ -18,26 +22,28 @@ from pool_workers import Doubling
 
 def test_a_batch_on_ray_decides_as_the_local_executor(ray_cluster, tmp_path):
     tasks, databases = twelve_lines(tmp_path)
-    settings = BatchSettings(llm=f"scripted:{SCRIPT}")
-    summaries = {}
-    for kind, pool in ((ExecutorKind.LOCAL, ProcessPool(2)), (ExecutorKind.RAY, RayPool(2))):
-        request = BatchRequest(
+    local = run_batch(
+        BatchRequest(
             input=tasks,
-            out=tmp_path / kind.value,
+            out=tmp_path / "local",
             databases=databases,
-            settings=settings,
-            executor=kind,
+            settings=BatchSettings(llm=f"scripted:{SCRIPT}"),
             workers=2,
-        )
-        summaries[kind] = run_batch(request, pool=pool)
+        ),
+        pool=ProcessPool(2),
+    )
+    args = ["batch", "--in", str(tasks), "--out", str(tmp_path / "ray"), "--databases"]
+    extra = ["--llm", f"scripted:{SCRIPT}", "--executor", "ray", "--workers", "2"]
+    on_ray = CliRunner().invoke(app, [*args, str(databases), *extra])
+    assert on_ray.exit_code == 1, on_ray.output  # two bad lines
+    assert "line 4: not JSON" in on_ray.stderr
+
     assert decided(tmp_path / "ray") == decided(tmp_path / "local")
-    assert len(results(tmp_path / "ray")) == 10
-    local, ray = summaries[ExecutorKind.LOCAL], summaries[ExecutorKind.RAY]
-    assert (ray.finished, ray.accepted, ray.bad_lines) == (local.finished, local.accepted, 2)
-    assert ray.executor == "ray"
-    # the tasks ran on both actors' processes, none in this one
+    ray = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    assert ray["executor"] == "ray" and ray["bad_lines"] == 2
+    assert (ray["finished"], ray["accepted"]) == (local.finished, local.accepted) == (10, 10)
     workers = {record["worker"] for record in results(tmp_path / "ray")}
-    assert 1 <= len(workers) <= 2
+    assert 1 <= len(workers) <= 2  # the actors' processes
 
 
 def test_a_lost_actor_takes_its_tasks_which_run_again_on_a_fresh_actor(ray_cluster, tmp_path):

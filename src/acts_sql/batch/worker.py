@@ -58,6 +58,9 @@ class BatchSettings(BaseModel):
     api_key: str | None = Field(default=None, repr=False, exclude=True)
     """Sent to the workers, never written to the output directory."""
     llm_cache: Path | None = None
+    scripted_delay_s: float = Field(0.0, ge=0.0)
+    """A scripted backend's simulated latency per call (a stand-in for an endpoint, to
+    measure throughput); other backends ignore it."""
     method: Method = Method.ACTS
     execution_tools: bool = True
     ambiguity_detection: bool = True
@@ -73,7 +76,10 @@ class BatchSettings(BaseModel):
     allow_writes: bool = False
 
     def backend(self) -> LLMBackend:
-        overrides = {k: v for k, v in (("base_url", self.base_url), ("api_key", self.api_key)) if v}
+        given = (("base_url", self.base_url), ("api_key", self.api_key))
+        overrides: dict[str, Any] = {k: v for k, v in given if v}
+        if self.scripted_delay_s:
+            overrides["delay_s"] = self.scripted_delay_s
         backend = parse_llm_spec(self.llm, **overrides)
         return CachedBackend(backend, self.llm_cache) if self.llm_cache else backend
 

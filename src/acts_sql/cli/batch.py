@@ -136,6 +136,14 @@ def batch(
     llm_cache: Annotated[
         Path | None, typer.Option(help="record/replay cache directory, shared by the workers")
     ] = None,
+    scripted_delay: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="scripted:PATH only: seconds each LLM call sleeps (an endpoint's latency, "
+            "to measure throughput)",
+        ),
+    ] = 0.0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
     method: Annotated[Method, typer.Option(help="acts | linear | critic | raw | vote")] = (
@@ -166,6 +174,7 @@ def batch(
         base_url=base_url,
         api_key=api_key,
         llm_cache=llm_cache,
+        scripted_delay_s=scripted_delay,
         method=method,
         execution_tools=not no_execution_tools,
         ambiguity_detection=not no_ambiguity,

@@ -21,6 +21,7 @@ import multiprocessing
 import queue
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -221,10 +222,12 @@ class ProcessPool(_OneTaskPerWorker):
             return
         context = multiprocessing.get_context("spawn")
         slots = [_Slot.start(context, spec, i) for i in range(self.workers)]
+        finished = False
         try:
             _Dispatch(slots, _Feed(pending), on_done, partial(_Slot.start, context, spec)).loop()
+            finished = True
         finally:
-            _stop(slots)
+            _stop(slots, wait=finished)
 
 
 class _Dispatch:
@@ -298,13 +301,16 @@ class _Dispatch:
             self._failed(slot.item, f"the worker process died (exit code {code})")
 
 
-def _stop(slots: list[_Slot]) -> None:
-    """Ask every worker process to finish, then end those that do not."""
+def _stop(slots: list[_Slot], *, wait: bool) -> None:
+    """Ask every worker process to finish (`wait`: the run is done, they are idle and close
+    their workers), then end those that do not; a run that failed or was interrupted ends
+    them at once (their tasks are not finished anyway)."""
     for slot in slots:
         with contextlib.suppress(OSError, ValueError):
             slot.conn.send(None)
+    deadline = time.monotonic() + (STOP_SECONDS if wait else 0.0)
     for slot in slots:
-        slot.process.join(STOP_SECONDS)
+        slot.process.join(max(0.0, deadline - time.monotonic()))
         if slot.process.is_alive():
             slot.process.terminate()
             slot.process.join(STOP_SECONDS)

@@ -42,6 +42,8 @@ from acts_sql.scale.base import (
 INSTALL_HINT = "pip install 'acts-sql[ray]'"
 PER_ACTOR = 2
 """Tasks queued on one actor at most: one running, one waiting (no idle gap between tasks)."""
+START_SECONDS = 300.0
+"""How long the actors may take to be placed and built before the run gives up."""
 
 Item = tuple[str, Any]
 
@@ -162,7 +164,12 @@ class _RayDispatch:
         self.actors = [self.remote.remote(self.spec) for _ in range(self.pool.workers)]
         self.load = [0] * len(self.actors)
         try:
-            self.ray.get([actor.ready.remote() for actor in self.actors])
+            self.ray.get([actor.ready.remote() for actor in self.actors], timeout=START_SECONDS)
+        except self.ray.exceptions.GetTimeoutError:
+            raise WorkerStartError(
+                f"{len(self.actors)} Ray actor(s) of {self.pool.cpus_per_actor:g} CPU were not "
+                f"all running after {START_SECONDS:g} s: does the cluster have the CPUs free?"
+            ) from None
         except Exception as exc:
             raise WorkerStartError(f"a Ray actor could not start: {_cause(exc)}") from None
 
