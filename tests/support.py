@@ -102,3 +102,13 @@ def duckdb_table(path: Path, create: str, rows: list[tuple[Any, ...]]) -> str:
         conn.execute(create)
         conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
     return f"duckdb:///{path}"
+
+
+def without(value: Any, keys: set[str]) -> Any:
+    """`value` (JSON-like) with every dict entry under one of `keys` left out, at any depth:
+    the timings of a result, to compare what two runs decided."""
+    if isinstance(value, dict):
+        return {k: without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without(v, keys) for v in value]
+    return value

@@ -61,6 +61,7 @@ def correct(
     timeout: float | None = None,
     max_rows: int | None = None,
     allow_writes: bool = False,
+    parallel: int | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
 ) -> CorrectionResult:
     """Correct `sql` so that it does what `question` (the user's issue) asks.
@@ -78,6 +79,9 @@ def correct(
     `language` names the query language of `sql` and of the answer (a plugin such as
     "prql", see `acts-sql languages`; None: the database's SQL): its queries are compiled
     to the database's SQL to run, and the result's `sql` is in that language.
+    `parallel`: LLM requests in flight at once (calls the search will make are sent
+    ahead while it waits; its decisions and their order do not change); None: 4 for an
+    OpenAI-compatible endpoint, 1 for a local or scripted model.
     """
     question = (question or "").strip()
     sql = (sql or "").strip() or None
@@ -97,6 +101,7 @@ def correct(
         candidates=candidates,
         temperature=temperature,
         expect_same_rows=expect_same_rows,
+        parallel=parallel,
     )
     wanted = get_dialect(dialect).name if dialect else None
     if language is not None:

@@ -15,7 +15,6 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,8 @@ from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.spec import parse_llm_spec
+from acts_sql.scale import ExecutorKind, ThreadPool, make_pool
+from acts_sql.scale.base import Done, TaskPool, WorkerSpec
 
 RECORDS = "records.jsonl"
 PREDICTIONS = "preds.jsonl"
@@ -146,6 +147,13 @@ class BenchRequest(BaseModel):
     options: EvalOptions = Field(default_factory=EvalOptions)
     evaluable_only: bool = True
     """Run the method only on tasks that can be scored here (others are recorded as such)."""
+    executor: ExecutorKind | None = None
+    """None or local: the tasks run in threads of this process (`options.workers` of them,
+    sharing one backend and one evaluator); ray: on `options.workers` Ray actors, each
+    with its own backend and evaluator (docs/SCALE.md)."""
+    ray_address: str | None = None
+    llm_options: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
+    """`--base-url` / `--api-key`, for the backends Ray actors build (never written)."""
 
 
 RecordListener = Callable[[BenchRecord], None]
@@ -213,96 +221,6 @@ class BenchRun:
         path.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         return str(path.relative_to(self.out))
 
-    # -- one task --------------------------------------------------------------------------
-
-    def _record(self, item: ScoredTask, status: Status, reason: str, **extra: Any) -> BenchRecord:
-        task = item.task
-        return BenchRecord(
-            instance_id=task.instance_id,
-            set=task.set,
-            dialect=task.dialect,
-            category=task.category,
-            method=self.spec.label,
-            llm=self.backend.name,
-            candidates=self.spec.candidates,
-            temperature=self.spec.temperature,
-            status=status,
-            reason=reason,
-            **extra,
-        )
-
-    def run_task(self, item: ScoredTask, evaluator: Evaluator) -> BenchRecord:
-        """Run the method on one task and score its prediction."""
-        task = item.task
-        if self.request.evaluable_only:
-            if self.request.gt is not None and item.solution is None:
-                return self._record(item, Status.NOT_EVALUABLE, "no solution for this task")
-            verdict = check_task(item)
-            if not verdict.evaluable:
-                return self._record(item, Status.NOT_EVALUABLE, verdict.reason)
-        factory = evaluator.factory(task.dialect)
-        if factory is None:
-            return self._record(item, Status.NOT_EVALUABLE, f"no {task.dialect} server here")
-        try:
-            prepared = prepare_database(factory, task, self.request.options.now)
-        except DatabaseSetupError as exc:
-            return self._record(item, Status.ERROR, f"bench: {exc}")
-        try:
-            executor = open_agent_executor(prepared.url)
-        except ActsSqlError as exc:
-            prepared.drop()
-            return self._record(item, Status.ERROR, f"bench: cannot open the database: {exc}")
-        try:
-            result = self._correct(executor, task)
-        except Exception as exc:  # a crash of the method must not end the whole run
-            return self._record(item, Status.ERROR, f"bench: the method failed: {exc}")
-        finally:
-            executor.close()
-            prepared.drop()
-        return self._finish(item, result, evaluator)
-
-    def _correct(self, executor: Executor, task: Task) -> CorrectionResult:
-        return correct(
-            executor,
-            task.query,
-            ";\n".join(task.issue_sql),
-            llm=self.backend,
-            method=self.spec.method,
-            max_llm_calls=self.spec.max_llm_calls,
-            max_nodes=self.spec.max_nodes,
-            max_depth=self.spec.max_depth,
-            max_seconds=self.spec.max_seconds,
-            execution_tools=self.spec.execution_tools,
-            ambiguity_detection=self.spec.ambiguity_detection,
-            **self.spec.correct_options(),
-        )
-
-    def _finish(
-        self, item: ScoredTask, result: CorrectionResult, evaluator: Evaluator
-    ) -> BenchRecord:
-        """Score the method's SQL and make the task's record (writes its trace)."""
-        prediction = list(result.statements) or ([result.sql] if result.sql.strip() else [])
-        scored = evaluator.score(item, prediction)
-        trace_file = self._write_trace(item, result.model_dump(mode="json"))
-        usage = result.usage
-        return self._record(
-            item,
-            scored.status,
-            scored.reason,
-            pred_sqls=prediction,
-            ran=True,
-            accepted=result.accepted,
-            stop_reason=result.reason,
-            llm_calls=usage.llm_calls,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            seconds=usage.seconds,
-            eval_seconds=scored.seconds,
-            trace_file=trace_file,
-            clock=scored.clock,
-            clock_fixed=scored.clock_fixed,
-        )
-
     # -- the run ---------------------------------------------------------------------------
 
     def run(
@@ -315,32 +233,25 @@ class BenchRun:
             on_start(len(self.items))
         self.out.mkdir(parents=True, exist_ok=True)
         done = self.previous_records()
-        pending = [item for item in self.items if item.key not in done]
+        pending = {_key_text(item): item for item in self.items if item.key not in done}
         records: dict[TaskKey, BenchRecord] = dict(done)
         started = time.perf_counter()
+        for item in [i for i in self.items if i.key in done]:
+            if on_record is not None:
+                on_record(done[item.key])
+
+        def arrived(outcome: Done[Any]) -> None:
+            record = self._arrived(pending[outcome.key], outcome)
+            records[record.key] = record
+            if record.ran:
+                self._append(record)
+            if on_record is not None:
+                on_record(record)
+
         with Evaluator(self.request.options) as evaluator:
-
-            def one(item: ScoredTask) -> BenchRecord:
-                record = self.run_task(item, evaluator)
-                if record.ran:
-                    self._append(record)
-                if on_record is not None:
-                    on_record(record)
-                return record
-
-            for item in [i for i in self.items if i.key in done]:
-                if on_record is not None:
-                    on_record(done[item.key])
-            workers = self.request.options.workers
-            if workers == 1:
-                new = [one(item) for item in pending]
-            else:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    new = list(pool.map(one, pending))
-            engines = evaluator.engines(
-                {r.dialect for r in new if r.ran} | {r.dialect for r in done.values()}
-            )
-        records.update({r.key: r for r in new})
+            pool, spec = self._pool(evaluator)
+            pool.run(spec, pending.items(), arrived)
+            engines = evaluator.engines({r.dialect for r in records.values() if r.ran})
         ordered = [records[item.key] for item in self.items if item.key in records]
         self._rewrite(ordered)
         report = build_bench_report(
@@ -360,6 +271,24 @@ class BenchRun:
         write_report(self.out, report)
         return report
 
+    def _pool(self, evaluator: Evaluator) -> tuple[TaskPool, WorkerSpec]:
+        """Threads sharing this run's backend and evaluator, or Ray actors with their own."""
+        workers = self.request.options.workers
+        if self.request.executor == ExecutorKind.RAY:
+            pool = make_pool(ExecutorKind.RAY, workers, ray_address=self.request.ray_address)
+            return pool, ActorWorkers(request=self.request)
+        return ThreadPool(workers), SharedWorkers(self.request, self.backend, evaluator)
+
+    def _arrived(self, item: ScoredTask, outcome: Done[Any]) -> BenchRecord:
+        """A task's record from its worker's outcome (a crash after the retry: an error)."""
+        if not isinstance(outcome.value, BenchOutcome):
+            failed = f"bench: the method failed: {outcome.error}"
+            return task_record(self.request, self.backend.name, item, Status.ERROR, failed)
+        record = outcome.value.record
+        if outcome.value.trace is not None:
+            record.trace_file = self._write_trace(item, outcome.value.trace)
+        return record
+
     def _rewrite(self, ordered: list[BenchRecord]) -> None:
         """records.jsonl and preds.jsonl in task order, one line per task."""
         with (self.out / RECORDS).open("w", encoding="utf-8") as handle:
@@ -370,6 +299,158 @@ class BenchRun:
             for record in ordered:
                 if record.ran:
                     handle.write(json.dumps(self._official(record), ensure_ascii=False) + "\n")
+
+
+def _key_text(item: ScoredTask) -> str:
+    return "/".join(item.key)
+
+
+def task_record(
+    request: BenchRequest,
+    llm: str,
+    item: ScoredTask,
+    status: Status,
+    reason: str,
+    **extra: Any,
+) -> BenchRecord:
+    """A task's record with the run's method, LLM and sampling options."""
+    task, spec = item.task, request.method
+    return BenchRecord(
+        instance_id=task.instance_id,
+        set=task.set,
+        dialect=task.dialect,
+        category=task.category,
+        method=spec.label,
+        llm=llm,
+        candidates=spec.candidates,
+        temperature=spec.temperature,
+        status=status,
+        reason=reason,
+        **extra,
+    )
+
+
+class BenchOutcome(BaseModel):
+    """What a worker sends back for one task: its record, and the result for the trace file."""
+
+    record: BenchRecord
+    trace: dict[str, Any] | None = None
+
+
+class MethodWorker:
+    """Runs the method on one task after the other and scores each prediction."""
+
+    def __init__(
+        self,
+        request: BenchRequest,
+        backend: LLMBackend,
+        evaluator: Evaluator,
+        *,
+        owns_evaluator: bool = False,
+    ) -> None:
+        self.request, self.spec = request, request.method
+        self.backend, self.evaluator = backend, evaluator
+        self._owns_evaluator = owns_evaluator
+
+    def close(self) -> None:
+        if self._owns_evaluator:
+            self.evaluator.close()
+
+    def _record(self, item: ScoredTask, status: Status, reason: str, **extra: Any) -> BenchOutcome:
+        record = task_record(self.request, self.backend.name, item, status, reason, **extra)
+        return BenchOutcome(record=record)
+
+    def run(self, item: ScoredTask) -> BenchOutcome:
+        """Run the method on one task and score its prediction."""
+        task = item.task
+        if self.request.evaluable_only:
+            if self.request.gt is not None and item.solution is None:
+                return self._record(item, Status.NOT_EVALUABLE, "no solution for this task")
+            verdict = check_task(item)
+            if not verdict.evaluable:
+                return self._record(item, Status.NOT_EVALUABLE, verdict.reason)
+        factory = self.evaluator.factory(task.dialect)
+        if factory is None:
+            return self._record(item, Status.NOT_EVALUABLE, f"no {task.dialect} server here")
+        try:
+            prepared = prepare_database(factory, task, self.request.options.now)
+        except DatabaseSetupError as exc:
+            return self._record(item, Status.ERROR, f"bench: {exc}")
+        try:
+            executor = open_agent_executor(prepared.url)
+        except ActsSqlError as exc:
+            prepared.drop()
+            return self._record(item, Status.ERROR, f"bench: cannot open the database: {exc}")
+        try:
+            result = self._correct(executor, task)
+        except Exception as exc:  # a crash of the method must not end the whole run
+            return self._record(item, Status.ERROR, f"bench: the method failed: {exc}")
+        finally:
+            executor.close()
+            prepared.drop()
+        return self._finish(item, result)
+
+    def _correct(self, executor: Executor, task: Task) -> CorrectionResult:
+        return correct(
+            executor,
+            task.query,
+            ";\n".join(task.issue_sql),
+            llm=self.backend,
+            method=self.spec.method,
+            max_llm_calls=self.spec.max_llm_calls,
+            max_nodes=self.spec.max_nodes,
+            max_depth=self.spec.max_depth,
+            max_seconds=self.spec.max_seconds,
+            execution_tools=self.spec.execution_tools,
+            ambiguity_detection=self.spec.ambiguity_detection,
+            **self.spec.correct_options(),
+        )
+
+    def _finish(self, item: ScoredTask, result: CorrectionResult) -> BenchOutcome:
+        """Score the method's SQL; the task's record, and its result for the trace file."""
+        prediction = list(result.statements) or ([result.sql] if result.sql.strip() else [])
+        scored = self.evaluator.score(item, prediction)
+        usage = result.usage
+        outcome = self._record(
+            item,
+            scored.status,
+            scored.reason,
+            pred_sqls=prediction,
+            ran=True,
+            accepted=result.accepted,
+            stop_reason=result.reason,
+            llm_calls=usage.llm_calls,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            seconds=usage.seconds,
+            eval_seconds=scored.seconds,
+            clock=scored.clock,
+            clock_fixed=scored.clock_fixed,
+        )
+        return outcome.model_copy(update={"trace": result.model_dump(mode="json")})
+
+
+class SharedWorkers:
+    """Workers in threads of this process: they share the run's backend and evaluator."""
+
+    def __init__(self, request: BenchRequest, backend: LLMBackend, evaluator: Evaluator) -> None:
+        self.request, self.backend, self.evaluator = request, backend, evaluator
+
+    def build(self) -> MethodWorker:
+        return MethodWorker(self.request, self.backend, self.evaluator)
+
+
+class ActorWorkers(BaseModel):
+    """Workers as Ray actors: each builds its own backend and evaluator (one scoring
+    process) from the request; the servers must be reachable from every node."""
+
+    request: BenchRequest
+
+    def build(self) -> MethodWorker:
+        request = self.request
+        backend = parse_llm_spec(request.method.llm, **request.llm_options)
+        options = request.options.model_copy(update={"workers": 1})
+        return MethodWorker(request, backend, Evaluator(options), owns_evaluator=True)
 
 
 def _check_correct_accepts(options: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from acts_sql import __version__
 from acts_sql.api import correct
+from acts_sql.cli.batch import register as register_batch
 from acts_sql.cli.bench import bench_app
 from acts_sql.cli.bench import register as register_bench
 from acts_sql.cli.bench_logs import register as register_logs_bench
@@ -25,14 +26,18 @@ from acts_sql.cli.console import fail, interruptible, make_console
 from acts_sql.cli.demo import run_demo, task_ids
 from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
 from acts_sql.cli.options import (
+    AllowWrites,
     Candidates,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
+    MaxRows,
     MaxSeconds,
     NoAmbiguity,
     NoExecutionTools,
+    Parallel,
     Temperature,
+    Timeout,
 )
 from acts_sql.cli.render import (
     Activity,
@@ -68,6 +73,7 @@ app = typer.Typer(
 )
 register_bench(app)
 register_logs_bench(bench_app)
+register_batch(app)
 app.command(name="serve")(serve)
 EXIT_ACCEPTED, EXIT_NOT_ACCEPTED = 0, 1
 
@@ -166,20 +172,10 @@ def fix(
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
     candidates: Candidates = None,
     temperature: Temperature = DEFAULT_TEMPERATURE,
-    timeout: Annotated[
-        float | None,
-        typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),
-    ] = None,
-    max_rows: Annotated[
-        int | None, typer.Option(help="rows kept per statement (default 10,000)")
-    ] = None,
-    allow_writes: Annotated[
-        bool,
-        typer.Option(
-            "--allow-writes",
-            help="let statements write, on a throw-away copy of the database (never the original)",
-        ),
-    ] = False,
+    parallel: Parallel = None,
+    timeout: Timeout = None,
+    max_rows: MaxRows = None,
+    allow_writes: AllowWrites = False,
     html: Annotated[
         Path | None, typer.Option(help="write the debugging tree as a self-contained HTML page")
     ] = None,
@@ -217,6 +213,7 @@ def fix(
                 timeout=timeout,
                 max_rows=max_rows,
                 allow_writes=allow_writes,
+                parallel=parallel,
                 on_event=listen,
             )
         except ActsSqlError as exc:

@@ -57,6 +57,7 @@ from acts_sql.engine.budget import (
 from acts_sql.engine.options import Method
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.spec import parse_llm_spec
+from acts_sql.scale import ExecutorKind
 
 eval_app = typer.Typer(
     no_args_is_help=True, help="Score SQL predictions on a benchmark, as its official evaluator."
@@ -301,6 +302,17 @@ def bench_bird_critic(
     pg_url: PgOpt = None,
     mysql_url: MyOpt = None,
     today: TodayOpt = None,
+    executor: Annotated[
+        ExecutorKind,
+        typer.Option(
+            help="local: --workers threads of this process; ray: --workers Ray actors, each "
+            "with its own backend and evaluator"
+        ),
+    ] = ExecutorKind.LOCAL,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="--executor ray: the cluster; empty: a local Ray cluster for the run"),
+    ] = None,
 ) -> None:
     """Run a correction method over BIRD-CRITIC tasks and score its predictions.
 
@@ -346,6 +358,9 @@ def bench_bird_critic(
                 workers=workers, servers=ServerURLs.resolve(pg_url, mysql_url), today=fixed_day
             ),
             evaluable_only=not all_tasks,
+            executor=executor,
+            ray_address=ray_address,
+            llm_options=overrides,
         )
         label = f"bench {request.method.label}"
         with progress_bar(console, label) as hooks:

@@ -1,4 +1,4 @@
-"""Command-line options shared by `fix` and `bench`: ablation switches and budgets.
+"""Command-line options shared by `fix`, `batch` and `bench`: switches, budgets, limits.
 
 The defaults are those of `acts_sql.engine.budget.Budget`; the budgets apply
 per correction (per task when benchmarking).
@@ -29,4 +29,25 @@ Candidates = Annotated[
 ]
 Temperature = Annotated[
     float, typer.Option(help="sampling temperature of the samples in a candidate pool")
+]
+Parallel = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=32,
+        help="LLM requests in flight at once: calls the search will make are sent ahead while "
+        "it waits, its decisions stay in order (default: 4 for openai:, 1 for local/scripted)",
+    ),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option(help="seconds per statement (default 60; 15 for WITH RECURSIVE)"),
+]
+MaxRows = Annotated[int | None, typer.Option(help="rows kept per statement (default 10,000)")]
+AllowWrites = Annotated[
+    bool,
+    typer.Option(
+        "--allow-writes",
+        help="let statements write, on a throw-away copy of the database (never the original)",
+    ),
 ]

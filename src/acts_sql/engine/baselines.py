@@ -9,14 +9,19 @@ temperature with their own seeds), every distinct answer executed, answers
 grouped by their result, and the largest group among those that run wins
 (a tie goes to the group seen first, which holds the greedy answer if it
 runs). A sample that repeats an earlier one is a vote, not a new execution.
+With ``--parallel``, the samples' requests are sent ahead while the greedy
+answer is written (`acts_sql.engine.prefetch`).
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from acts_sql.agent.baselines import critique_and_rewrite, raw_correction
 from acts_sql.db.executor import Executor
 from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.prefetch import first_request
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
@@ -93,6 +98,17 @@ def run_raw(executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace)
     return _execute_candidate(sql, statements, executor, llm, trace, task.dialect, "raw")
 
 
+def _send_samples_ahead(llm: TracedLLM, task: TaskContext, pool: PoolSettings) -> None:
+    """The samples' requests (k = 1 .. K-1), sent while the greedy answer is written."""
+    if llm.parallel <= 1:
+        return
+    samples = (
+        partial(raw_correction, task=task, temperature=pool.temperature, seed=k)
+        for k in range(1, pool.size)
+    )
+    llm.send_ahead([r for build in samples if (r := first_request(build, llm.name)) is not None])
+
+
 def run_vote(
     executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace, pool: PoolSettings
 ) -> SearchOutcome:
@@ -100,6 +116,7 @@ def run_vote(
     book = CandidateBook(task.dialect)
     statements_of: dict[str, list[str]] = {}
     run = TracedExecutor(executor, trace, "vote", "candidate", budget=llm.budget)
+    _send_samples_ahead(llm, task, pool)
     for k in range(pool.size):
         temperature = 0.0 if k == 0 else pool.temperature
         statements, _ = raw_correction(

@@ -62,6 +62,10 @@ class CorrectionOptions(BaseModel):
     returns the user's rows may be accepted). None: decide from the issue's words."""
     replan: bool = True
     """acts: when every branch is exhausted with budget left, re-plan once from the root."""
+    parallel: int | None = Field(None, ge=1, le=32)
+    """LLM requests in flight at once: calls the search will make later are sent ahead
+    while it waits (`acts_sql.engine.prefetch`); the decisions and their order do not
+    change. None: 4 for an OpenAI-compatible endpoint, 1 for a local or scripted model."""
 
 
 def default_candidates(llm_name: str) -> int:

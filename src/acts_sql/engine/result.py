@@ -21,9 +21,25 @@ class UsageSummary(BaseModel):
     seconds: float = Field(0.0, description="wall time of the whole correction")
     statements: int = 0
     by_purpose: dict[str, int] = Field(default_factory=dict)
+    sent_ahead_llm_calls: int = Field(
+        0, description="calls whose reply was requested ahead, while the run waited (--parallel)"
+    )
+    unused_prefetches: int = Field(
+        0,
+        description="requests sent ahead that the run never made (a branch not taken): "
+        "they cost an endpoint call and changed nothing",
+    )
 
     @classmethod
-    def from_calls(cls, calls: list[Usage], *, seconds: float, statements: int) -> UsageSummary:
+    def from_calls(
+        cls,
+        calls: list[Usage],
+        *,
+        seconds: float,
+        statements: int,
+        sent_ahead: int = 0,
+        unused_prefetches: int = 0,
+    ) -> UsageSummary:
         by_purpose: dict[str, int] = {}
         for call in calls:
             by_purpose[call.purpose] = by_purpose.get(call.purpose, 0) + 1
@@ -37,6 +53,8 @@ class UsageSummary(BaseModel):
             seconds=round(seconds, 4),
             statements=statements,
             by_purpose=by_purpose,
+            sent_ahead_llm_calls=sent_ahead,
+            unused_prefetches=unused_prefetches,
         )
 
 

@@ -14,6 +14,7 @@ from acts_sql.engine.dac import run_dac
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.maplerepair import run_maplerepair
 from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
+from acts_sql.engine.prefetch import Prefetcher, default_parallel
 from acts_sql.engine.result import CorrectionResult, UsageSummary
 from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.trace import Listener, Trace
@@ -45,11 +46,27 @@ def run_correction(
     options: CorrectionOptions,
     listeners: list[Listener] | None = None,
 ) -> CorrectionResult:
+    ahead = Prefetcher(llm, options.parallel or default_parallel(llm.name))
+    try:
+        return _run(executor, llm, question, sql, options, listeners, ahead)
+    finally:
+        ahead.close()
+
+
+def _run(
+    executor: Executor,
+    llm: LLMBackend,
+    question: str,
+    sql: str | None,
+    options: CorrectionOptions,
+    listeners: list[Listener] | None,
+    ahead: Prefetcher,
+) -> CorrectionResult:
     started = time.perf_counter()
     trace = Trace(listeners)
     budget = BudgetTracker(options.budget)
     ledger = UsageLedger()
-    traced_llm = TracedLLM(llm, trace, budget, ledger)
+    traced_llm = TracedLLM(llm, trace, budget, ledger, ahead=ahead)
     dialect = executor.dialect
     trace.emit(
         "run_started",
@@ -138,6 +155,7 @@ def run_correction(
         node=final.node if final else None,
     )
     events = trace.events
+    sent = ahead.close()
     return CorrectionResult(
         sql=final_sql,
         accepted=accepted,
@@ -153,6 +171,8 @@ def run_correction(
             ledger.calls,
             seconds=time.perf_counter() - started,
             statements=sum(1 for e in events if e.kind == "statement"),
+            sent_ahead=sent.used,
+            unused_prefetches=sent.unused,
         ),
         tree=outcome.tree,
         candidates=[c.model_dump(mode="json") for c in outcome.candidates],

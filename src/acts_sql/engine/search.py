@@ -50,6 +50,7 @@ from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
 from acts_sql.engine.candidate_stage import BookMemory, CandidateStage
 from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.engine.prefetch import NoExecution, first_request
 from acts_sql.engine.selection import FinalChoice, final_choice
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
@@ -64,6 +65,7 @@ from acts_sql.engine.tree import (
 )
 from acts_sql.engine.trust import TrustContext
 from acts_sql.errors import LLMError, LLMUnavailableError
+from acts_sql.llm.base import LLMBackend, LLMRequest
 from acts_sql.protocol import AmbiguityReport, JudgeDecision, Plan, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import (
@@ -171,6 +173,7 @@ class TreeSearch(CandidateStage):
     def run(self) -> SearchOutcome:
         try:
             if self._raw_pending:
+                self._send_plan_ahead()
                 self._write_raw()
             self.tree, event = self._make_plan()
             event.emit(self.trace, self.tree.plan_nodes())
@@ -339,27 +342,32 @@ class TreeSearch(CandidateStage):
         )
         return self._next_from(node)
 
-    def _run_tool(self, node: NodeState) -> ToolOutcome:
-        env = ToolEnv(
-            executor=TracedExecutor(
-                self.executor, self.trace, node.id, node.tool, budget=self.budget
-            ),
-            llm=self.llm.for_node(node.id),
+    def _tool_env(self, llm: LLMBackend, executor: Executor, draws: SampleLedger) -> ToolEnv:
+        return ToolEnv(
+            executor=executor,
+            llm=llm,
             task=self.task,
             json_retries=self.options.json_retries,
             execution_enabled=self.options.execution_tools,
             pool=self.pool,
             memory=BookMemory(self.book, self.trust),
-            draws=self.draws,
+            draws=draws,
         )
+
+    def _tool_call(self, node: NodeState) -> ToolCall:
         base = self.book.last_running([n.id for n in self.tree.path(node.id)[:-1]])
-        call = ToolCall(
+        return ToolCall(
             node_id=node.id,
             input=node.input,
             path=self._path_steps(node.id),
             base_sql=base.sql if base else self.task.original_sql,
             base_result=base.result if base else self.task.original_result,
         )
+
+    def _run_tool(self, node: NodeState) -> ToolOutcome:
+        executor = TracedExecutor(self.executor, self.trace, node.id, node.tool, budget=self.budget)
+        env = self._tool_env(self.llm.for_node(node.id), executor, self.draws)
+        call = self._tool_call(node)
         try:
             return TOOLS[node.tool].run(env, call)
         except (BudgetExhaustedError, LLMError):
@@ -415,7 +423,44 @@ class TreeSearch(CandidateStage):
             return pending[0].id
         return self._choose(node, pending)
 
+    # ----------------------------------------------------- sent ahead (--parallel)
+    def _send_plan_ahead(self) -> None:
+        """The plan's request, sent while the raw rewrite is written."""
+        if self.llm.parallel <= 1:
+            return
+        enabled = self.enabled_tools()
+        request = first_request(
+            lambda llm: CentralAgent(llm, self.task, json_retries=self.options.json_retries).plan(
+                enabled, lambda _plan: None, ""
+            ),
+            self.llm.name,
+        )
+        self.llm.send_ahead([request] if request else [])
+
+    def _send_branches_ahead(self, pending: list[NodeState]) -> None:
+        """The first request of each open branch, in order, while the agent chooses."""
+        if self.llm.parallel <= 1:
+            return
+        requests = [
+            request
+            for child in pending
+            if child.tool in self.enabled_tools()
+            and (request := self._first_request_of(child)) is not None
+        ]
+        self.llm.send_ahead(requests)
+
+    def _first_request_of(self, node: NodeState) -> LLMRequest | None:
+        """What running `node` would send first, found without running it (no statement,
+        no draw taken, nothing recorded); None when its tool runs a statement first."""
+        tool, call, draws = TOOLS[node.tool], self._tool_call(node), self.draws.copy()
+
+        def build(llm: LLMBackend) -> object:
+            return tool.run(self._tool_env(llm, NoExecution(self.task.dialect), draws), call)
+
+        return first_request(build, self.llm.name)
+
     def _choose(self, node: NodeState, pending: list[NodeState]) -> str:
+        self._send_branches_ahead(pending)
         ids = [p.id for p in pending]
         options = "\n".join(f"- {p.id}: {p.tool} {p.description}".rstrip() for p in pending)
         reply = self._agent(node.id).choose(

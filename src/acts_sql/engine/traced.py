@@ -52,6 +52,7 @@ from acts_sql.db.executor import (
 from acts_sql.db.language import database_executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.prefetch import Prefetcher
 from acts_sql.engine.trace import Trace
 from acts_sql.errors import ActsSqlError, LLMDeadlineError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
@@ -133,6 +134,7 @@ class TracedLLM:
         budget: BudgetTracker,
         ledger: UsageLedger,
         node: str | None = None,
+        ahead: Prefetcher | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -140,6 +142,7 @@ class TracedLLM:
         self._budget = budget
         self._ledger = ledger
         self._node = node
+        self._ahead = ahead
 
     @property
     def budget(self) -> BudgetTracker:
@@ -147,7 +150,27 @@ class TracedLLM:
         return self._budget
 
     def for_node(self, node: str | None) -> TracedLLM:
-        return TracedLLM(self.inner, self._trace, self._budget, self._ledger, node)
+        return TracedLLM(self.inner, self._trace, self._budget, self._ledger, node, self._ahead)
+
+    @property
+    def parallel(self) -> int:
+        """Requests this run may have in flight at once (1: none is sent ahead)."""
+        return self._ahead.parallel if self._ahead is not None and self._ahead.enabled else 1
+
+    def send_ahead(self, requests: list[LLMRequest]) -> None:
+        """Send requests the search will (probably) make later (`acts_sql.engine.prefetch`):
+        no more than the budget could still take, each bounded by the time left."""
+        if self._ahead is None or not self._ahead.enabled or not requests:
+            return
+        budget = self._budget.budget
+        room = budget.max_llm_calls - self._budget.llm_calls - self._ahead.outstanding
+        left = self._budget.remaining() - FINISH_RESERVE_SECONDS
+        if room <= 0 or left <= FINISH_RESERVE_SECONDS:
+            return
+        timed = [
+            r.model_copy(update={"timeout_s": min(left, r.timeout_s or left)}) for r in requests
+        ]
+        self._ahead.send(timed, room)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         self._budget.take_llm_call()
@@ -156,7 +179,8 @@ class TracedLLM:
         timeout = left if by_run else request.timeout_s
         request = request.model_copy(update={"timeout_s": timeout})
         try:
-            response = self.inner.complete(request)
+            ahead = self._ahead.take(request) if self._ahead is not None else None
+            response = ahead if ahead is not None else self.inner.complete(request)
         except Exception as exc:
             first = isinstance(exc, LLMUnavailableError) and not self._ledger.calls
             if isinstance(exc, LLMUnavailableError) and first:
@@ -177,7 +201,11 @@ class TracedLLM:
             raise
         usage = response.usage
         self._ledger.add(usage)
-        extra = {"stopped_by": usage.stopped_by} if usage.stopped_by is not None else {}
+        extra: dict[str, Any] = (
+            {"stopped_by": usage.stopped_by} if usage.stopped_by is not None else {}
+        )
+        if ahead is not None:
+            extra["sent_ahead"] = True
         self._trace.emit(
             "llm_call",
             node=self._node,

@@ -56,3 +56,26 @@ class LLMBackend(Protocol):
     name: str
 
     def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+@runtime_checkable
+class OrderedReplies(Protocol):
+    """A backend whose reply depends on the order of the calls, not on the request alone
+    (the scripted backend serves each purpose's replies in order).
+
+    A request sent ahead (`acts_sql.engine.prefetch`) only waits out its latency
+    (`simulate_latency`); its reply is taken (`reply`, no waiting) when the search uses
+    it, in the search's own order, so concurrency never changes which reply a call gets.
+    """
+
+    def simulate_latency(self, request: LLMRequest) -> None: ...
+
+    def reply(self, request: LLMRequest, *, seconds: float) -> LLMResponse: ...
+
+
+@runtime_checkable
+class SendsAhead(Protocol):
+    """An LLM handle that can send requests before they are asked for (`--parallel`):
+    a later call with the same request takes the reply that came back meanwhile."""
+
+    def send_ahead(self, requests: list[LLMRequest]) -> None: ...

@@ -9,6 +9,10 @@ Each call of a purpose takes that purpose's next response; a purpose with no
 response left raises :class:`ScriptExhaustedError` naming it. Token counts are
 an *estimate* (about four characters per token), since no model is involved;
 seconds are measured, and include the optional simulated latency ``delay_s``.
+
+The backend is `OrderedReplies`: a request sent ahead (``--parallel``) waits
+out ``delay_s`` at once, but takes its reply only when the search uses it, so
+the replies go out in the same order as in a sequential run.
 """
 
 from __future__ import annotations
@@ -82,9 +86,28 @@ class ScriptedBackend:
             ) from None
         return cls(data, delay_s=delay_s, source=shown)
 
+    def restarted(self) -> ScriptedBackend:
+        """The same script from its first reply (a batch replays it for every task, so
+        that a task's replies do not depend on which worker ran it, or after what)."""
+        return ScriptedBackend(self._script, delay_s=self.delay_s, source=self._source)
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         started = time.perf_counter()
-        purpose = request.purpose
+        text = self._next_text(request.purpose)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return self._response(request, text, time.perf_counter() - started)
+
+    def simulate_latency(self, request: LLMRequest) -> None:
+        """The simulated latency of one call, without taking a reply (`OrderedReplies`)."""
+        if self.delay_s:
+            time.sleep(self.delay_s)
+
+    def reply(self, request: LLMRequest, *, seconds: float) -> LLMResponse:
+        """The purpose's next reply, at once; `seconds`: the latency already waited out."""
+        return self._response(request, self._next_text(request.purpose), seconds)
+
+    def _next_text(self, purpose: str) -> str:
         with self._lock:
             responses = self._script.get(purpose, [])
             used = self._used.get(purpose, 0)
@@ -96,15 +119,15 @@ class ScriptedBackend:
                     source=self._source,
                 )
             self._used[purpose] = used + 1
-            text = responses[used]
-        if self.delay_s:
-            time.sleep(self.delay_s)
+            return responses[used]
+
+    def _response(self, request: LLMRequest, text: str, seconds: float) -> LLMResponse:
         prompt_chars = sum(len(message.content) for message in request.messages)
         usage = Usage(
-            purpose=purpose,
+            purpose=request.purpose,
             prompt_tokens=_estimate_chars(prompt_chars),
             completion_tokens=estimate_tokens(text),
-            seconds=time.perf_counter() - started,
+            seconds=seconds,
         )
         return LLMResponse(text=text, usage=usage)
 

@@ -56,6 +56,14 @@ class SampleLedger:
         self._greedy: set[str] = set()
         self._lock = threading.Lock()
 
+    def copy(self) -> SampleLedger:
+        """A ledger in the same state, to predict draws without taking them."""
+        twin = SampleLedger()
+        with self._lock:
+            twin._seed = self._seed
+            twin._greedy = set(self._greedy)
+        return twin
+
     def next_seed(self) -> int:
         with self._lock:
             self._seed += 1

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from acts_sql.llm.base import LLMRequest
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.llm.structured import StructuredReply, ask_json
-from acts_sql.tools.base import ToolEnv
+from acts_sql.tools.base import SampleLedger, ToolEnv
 from acts_sql.tools.context import sql_reply_cap, task_messages
 
 M = TypeVar("M", bound=BaseModel)
@@ -44,18 +44,44 @@ def ask_tool_llm(
     temperature 0); `retries` defaults to the run's JSON re-asks; `max_tokens`
     caps the reply (default: the request's).
     """
+    request = tool_request(
+        env,
+        purpose,
+        template,
+        model,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        **values,
+    )
+    return ask_json(
+        env.llm, request, model, retries=env.json_retries if retries is None else retries
+    )
+
+
+def tool_request(
+    env: ToolEnv,
+    purpose: str,
+    template: str,
+    model: type[BaseModel],
+    *,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    max_tokens: int | None = None,
+    **values: str,
+) -> LLMRequest:
+    """The request `ask_tool_llm` sends first (its schema: `model`'s)."""
     tail = render(load_template("acts_sql.tools", f"prompts/{template}"), **values)
     request = LLMRequest(
         purpose=purpose,
         messages=task_messages(env.task, tail),
         temperature=temperature,
         seed=seed,
+        json_schema=model.model_json_schema(),
     )
     if max_tokens is not None:
         request = request.model_copy(update={"max_tokens": max_tokens})
-    return ask_json(
-        env.llm, request, model, retries=env.json_retries if retries is None else retries
-    )
+    return request
 
 
 class SqlAsker(Generic[S]):
@@ -91,21 +117,12 @@ class SqlAsker(Generic[S]):
         """One candidate. `seed` is the pool's index of the draw; the actual seed
         comes from the run's ledger (unique per run), and a greedy prompt already
         asked in this run becomes a sample (see `SampleLedger`)."""
-        notes = "\n".join(n for n in (self.notes, avoid) if n) or "(none)"
-        if temperature == 0 and not self.env.draws.first_greedy(self._key(notes)):
-            temperature = max(self.env.pool.temperature, REPEAT_TEMPERATURE)
-        drawn = self.env.draws.next_seed() if temperature > 0 else None
-        reply = ask_tool_llm(
-            self.env,
-            self.purpose,
-            self.template,
+        request = self._request(temperature, avoid, self.env.draws)
+        reply = ask_json(
+            self.env.llm,
+            request,
             self.model,
-            temperature=temperature,
-            seed=drawn,
-            retries=None if temperature == 0 else 0,
-            max_tokens=self.max_tokens,
-            notes=notes,
-            **self.values,
+            retries=self.env.json_retries if request.temperature == 0 else 0,
         )
         if reply.value is None:
             self.errors.append(reply.error or "no reply")
@@ -113,6 +130,28 @@ class SqlAsker(Generic[S]):
         sql = cast(_HasSql, reply.value).sql
         self.replies.setdefault(sql.strip().rstrip(";").strip(), reply.value)
         return sql
+
+    def preview(self, draws: list[tuple[float, str]]) -> list[LLMRequest]:
+        """The requests of the draws (temperature, avoid note) asked in this order, without
+        taking seeds or greedy prompts from the run's ledger: a pool sends them ahead."""
+        ledger = self.env.draws.copy()
+        return [self._request(temperature, avoid, ledger) for temperature, avoid in draws]
+
+    def _request(self, temperature: float, avoid: str, draws: SampleLedger) -> LLMRequest:
+        notes = "\n".join(n for n in (self.notes, avoid) if n) or "(none)"
+        if temperature == 0 and not draws.first_greedy(self._key(notes)):
+            temperature = max(self.env.pool.temperature, REPEAT_TEMPERATURE)
+        return tool_request(
+            self.env,
+            self.purpose,
+            self.template,
+            self.model,
+            temperature=temperature,
+            seed=draws.next_seed() if temperature > 0 else None,
+            max_tokens=self.max_tokens,
+            notes=notes,
+            **self.values,
+        )
 
     def _key(self, notes: str) -> str:
         return json.dumps([self.purpose, self.template, notes, self.values], sort_keys=True)

@@ -20,6 +20,9 @@ Identical SQL texts (after ``normalize_sql``) are one candidate with several
 votes. A SQL the run already executed (``CandidateMemory``) is not executed
 again: its earlier result is reused. New statements run in a background
 thread while the next sample is written, so execution overlaps generation.
+With ``--parallel`` (an endpoint that serves parallel requests), the samples'
+requests are sent ahead while the greedy answer is written
+(:mod:`acts_sql.engine.prefetch`); the pool still reads the replies in order.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from acts_sql.db.result import ExecResult
+from acts_sql.llm.base import SendsAhead
 from acts_sql.sql.normalize import normalize_sql
 from acts_sql.tools.base import CandidateMemory, PoolEntry, PoolSettings, ToolEnv
 from acts_sql.tools.rule_chain import RuleChain
@@ -151,6 +155,7 @@ def collect_pool(
     """Write, deduplicate and execute one node's candidates (see the module doc)."""
     pool = _Collector(env, memory)
     avoid = _Avoid(memory)
+    _send_samples_ahead(env, ask, settings)
     try:
         greedy = ask(0.0, 0, "")
         if greedy is not None and avoid.learn(greedy):
@@ -172,6 +177,16 @@ def collect_pool(
     if settings.rules:
         entries += rule_candidates(env, entries, memory)
     return entries
+
+
+def _send_samples_ahead(env: ToolEnv, ask: Ask, settings: PoolSettings) -> None:
+    """With ``--parallel``: the samples' requests, sent while the greedy answer is written
+    (as they are when no draw repeats a rejected SQL; otherwise they go unused)."""
+    preview = getattr(ask, "preview", None)
+    if settings.size < 2 or preview is None or not isinstance(env.llm, SendsAhead):
+        return
+    draws = [(0.0, ""), *[(settings.temperature, "")] * (settings.size - 1)]
+    env.llm.send_ahead(preview(draws)[1:])
 
 
 def rule_candidates(
