@@ -146,7 +146,7 @@ def batch(
     ] = 0.0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
-    method: Annotated[Method, typer.Option(help="acts | linear | critic | raw | vote")] = (
+    method: Annotated[Method, typer.Option(help="the correction method, as in `fix`")] = (
         Method.ACTS
     ),
     no_execution_tools: NoExecutionTools = False,
