@@ -47,6 +47,7 @@ from acts_sql.cli.render import (
     show_result,
 )
 from acts_sql.cli.serve import serve
+from acts_sql.db.connect import open_database
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LLM_CALLS,
@@ -61,7 +62,7 @@ from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.cache import CachedBackend
 from acts_sql.llm.spec import parse_llm_spec
 from acts_sql.protocol import PROTOCOL_MODELS
-from acts_sql.sql.languages import default_registry
+from acts_sql.sql.languages import default_registry, get_language
 from acts_sql.viewer import render_html
 
 app = typer.Typer(
@@ -194,28 +195,35 @@ def fix(
             writable_file(html, "--html")
             writable_dir(llm_cache, "--llm-cache")
             listen = activity if as_json else fan_out(activity, progress_printer(console))
-            result = correct(
-                db,
-                question,
-                sql,
-                dialect=dialect,
-                language=language,
-                llm=make_backend(llm, base_url=base_url, api_key=api_key, cache=llm_cache),
-                method=method,
-                max_llm_calls=max_llm_calls,
-                max_nodes=max_nodes,
-                max_depth=max_depth,
-                max_seconds=max_seconds,
-                execution_tools=not no_execution_tools,
-                ambiguity_detection=not no_ambiguity,
-                candidates=candidates,
-                temperature=temperature,
-                timeout=timeout,
-                max_rows=max_rows,
-                allow_writes=allow_writes,
-                parallel=parallel,
-                on_event=listen,
+            # bad input (an unknown language, a database that cannot be opened) is reported
+            # before an LLM is set up (which may load a model, or be missing altogether)
+            if language is not None:
+                get_language(language)
+            executor = open_database(
+                db, dialect, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes
             )
+            try:
+                result = correct(
+                    executor,
+                    question,
+                    sql,
+                    dialect=dialect,
+                    language=language,
+                    llm=make_backend(llm, base_url=base_url, api_key=api_key, cache=llm_cache),
+                    method=method,
+                    max_llm_calls=max_llm_calls,
+                    max_nodes=max_nodes,
+                    max_depth=max_depth,
+                    max_seconds=max_seconds,
+                    execution_tools=not no_execution_tools,
+                    ambiguity_detection=not no_ambiguity,
+                    candidates=candidates,
+                    temperature=temperature,
+                    parallel=parallel,
+                    on_event=listen,
+                )
+            finally:
+                executor.close()
         except ActsSqlError as exc:
             raise fail(str(exc)) from None
     emit_outputs(result, as_json=as_json, trace=trace, html=html, console=console)
