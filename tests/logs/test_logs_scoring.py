@@ -56,3 +56,13 @@ def test_equal_columns_are_matched_by_trying_the_assignments():
 def test_an_empty_gold_needs_an_empty_answer():
     empty = GoldResult(columns=["n"], rows=[])
     assert equivalent([], empty) and not equivalent([[1]], empty)
+
+
+def test_gold_results_of_an_unordered_answer_are_equal_in_any_row_order():
+    rows = [["t:2025-03-02", "n:868.0"], ["t:2025-03-01", "n:929.0"], [None, "n:1.0"]]
+    first = GoldResult(columns=["day", "users"], rows=rows)
+    second = GoldResult(columns=["day", "users"], rows=list(reversed(rows)))
+    assert first == second  # DuckDB's parallel aggregation returns groups in any order
+    ordered = GoldResult(columns=["day", "users"], rows=rows, ordered=True)
+    assert ordered != GoldResult(columns=["day", "users"], rows=list(reversed(rows)), ordered=True)
+    assert ordered.rows == rows  # an ordered answer keeps its order

@@ -21,7 +21,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
 Cell = str | None
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -31,8 +31,15 @@ _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
 class GoldResult(BaseModel):
     columns: list[str]
     rows: list[list[Cell]]
-    """Canonical cells (`canonical_value`)."""
+    """Canonical cells (`canonical_value`); sorted when the answer is not ordered, so that two
+    gold results compare equal whatever order the database returned the rows in."""
     ordered: bool = False
+
+    @model_validator(mode="after")
+    def _unordered_rows_sorted(self) -> GoldResult:
+        if not self.ordered:
+            self.rows.sort(key=lambda row: [(cell is not None, cell or "") for cell in row])
+        return self
 
 
 def canonical_value(value: Any) -> Cell:
