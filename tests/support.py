@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,10 @@ def without(value: Any, keys: set[str]) -> Any:
     if isinstance(value, list):
         return [without(v, keys) for v in value]
     return value
+
+
+def sigint_as_default() -> None:
+    """`preexec_fn` of a child a test sends SIGINT to: a test run started in the background
+    (nohup, `cmd &` in a script) ignores SIGINT, the child would inherit that, and Python
+    installs no KeyboardInterrupt handler for a signal ignored at its start."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

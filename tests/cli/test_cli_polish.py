@@ -21,7 +21,7 @@ from acts_sql.cli.app import app
 from acts_sql.cli.demo import task_ids
 from acts_sql.cli.render import show_result
 from acts_sql.db.result import ExecResult
-from support import DEMO_SCRIPTS, syntax_repair_story
+from support import DEMO_SCRIPTS, sigint_as_default, syntax_repair_story
 
 runner = CliRunner()
 COMMANDS = [
@@ -209,6 +209,7 @@ def test_ctrl_c_during_an_llm_call_ends_the_real_process_cleanly(demo_db):
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "OPENAI_API_KEY": "k"},
+            preexec_fn=sigint_as_default,
         )
         connection, _ = server.accept()  # the plan request is on its way: it never gets a reply
         with connection:

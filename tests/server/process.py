@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from server.service import TOKEN
+from support import sigint_as_default
 
 ACTS_SQL = str(Path(sys.executable).parent / "acts-sql")
 
@@ -41,6 +42,7 @@ class ServiceProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "ACTS_SQL_TOKENS": ""},
+                preexec_fn=sigint_as_default,
             )
         deadline = time.monotonic() + 30
         while True:

@@ -17,6 +17,7 @@ from acts_sql.errors import ConfigError
 from acts_sql.server import load_config
 from server.process import free_port
 from server.service import TOKEN, service_config
+from support import sigint_as_default
 
 DEMO = f"sqlite:///{demo_db_path()}"
 ACTS_SQL = str(Path(sys.executable).parent / "acts-sql")
@@ -130,6 +131,7 @@ def test_serve_starts_and_answers(tmp_path: Path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=sigint_as_default,
     )
     try:
         deadline = time.monotonic() + 60  # a loaded 2-core machine starts slowly
