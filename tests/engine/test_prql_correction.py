@@ -284,3 +284,35 @@ def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds
     assert result.accepted is (verdict == "accept")
     assert not [c for c in result.candidates if c["verdict"] == "refused"]
     assert llm.prompts("judge")  # the judge saw it
+
+
+# ---------------------------------------------------------------- dac and maplerepair on PRQL
+
+
+def test_maplerepair_sends_a_query_that_does_not_compile_to_its_llm_repairer(logs_db):
+    llm = scripted({"correct": [raw(RIGHT)]})
+    result = correct(logs_db, QUESTION, TYPO, language="prql", method="maplerepair", llm=llm)
+    assert result.sql == RIGHT and rows(result) == RIGHT_ROWS
+    assert [r.purpose for r in llm.requests] == ["correct"]
+    prompt = llm.prompts("correct")[0]
+    assert "```prql\n" + TYPO in prompt and "Reply with the repaired PRQL query" in prompt
+    assert not [e for e in result.trace if e.kind == "rule_fired"]  # no SQL rule read PRQL
+
+
+def test_maplerepair_leaves_a_prql_query_that_runs_as_it_is(logs_db):
+    llm = scripted({})
+    result = correct(logs_db, QUESTION, COUNTS_ALL, language="prql", method="maplerepair", llm=llm)
+    assert result.sql == COUNTS_ALL and llm.requests == []
+    assert "the repair rules read SQL, not PRQL" in result.reason
+
+
+def test_dac_reads_prql_through_its_compiled_sql_and_asks_for_no_sketch(logs_db):
+    links = {"links": [{"phrase": "server errors", "kind": "column", "table": "requests",
+                        "column": "status"}]}  # fmt: skip
+    llm = scripted({"link_entities": [links], "correct": [raw(RIGHT)]})
+    result = correct(logs_db, QUESTION, COUNTS_ALL, language="prql", method="dac", llm=llm)
+    assert [r.purpose for r in llm.requests] == ["link_entities", "correct"]  # no sketch
+    feedback = llm.prompts("correct")[0]
+    assert 'the issue mentions the columns "requests.status"' in feedback  # unread by COUNTS_ALL
+    assert "```prql" in feedback and "Reply with the corrected PRQL query" in feedback
+    assert result.sql == RIGHT and rows(result) == RIGHT_ROWS

@@ -73,7 +73,7 @@ def sketch_sql(llm: LLMBackend, task: TaskContext) -> str | None:
 
 def correct_with_feedback(llm: LLMBackend, task: TaskContext, feedback: str) -> str | None:
     tail = render(
-        load_template(_PACKAGE, "prompts/dac_correct.txt"), feedback=feedback, dialect=task.dialect
+        load_template(_PACKAGE, "prompts/dac_correct.txt"), feedback=feedback, **_written_in(task)
     )
     return _corrected(llm, task, tail, task.original_sql)
 
@@ -83,17 +83,26 @@ def fix_execution_error(llm: LLMBackend, task: TaskContext, sql: str, error: str
         load_template(_PACKAGE, "prompts/dac_error.txt"),
         sql=sql.strip(),
         error=error.strip(),
-        dialect=task.dialect,
+        **_written_in(task),
     )
     return _corrected(llm, task, tail, sql)
 
 
+def _written_in(task: TaskContext) -> dict[str, str]:
+    """What the reply is written in: the dialect's SQL, or a query language (PRQL)."""
+    if task.language is None:
+        return {"language": f"{task.dialect} SQL", "fence": "sql"}
+    return {"language": f"{task.language.display_name} query", "fence": task.language.fence}
+
+
 def _corrected(llm: LLMBackend, task: TaskContext, tail: str, based_on: str) -> str | None:
-    """The last ```sql block of a correction reply (None without one)."""
+    """The last ```sql block of a correction reply (or, for a query language, of a block
+    tagged with its fence or sql); None without one."""
     request = LLMRequest(
         purpose=Purpose.CORRECT,
         messages=task_messages(task, tail),
         max_tokens=sql_reply_cap(based_on) + 192,
     )
-    blocks = sql_blocks(llm.complete(request).text)
+    fences = ("sql",) if task.language is None else (task.language.fence, "sql")
+    blocks = sql_blocks(llm.complete(request).text, fences)
     return blocks[-1] if blocks else None

@@ -22,18 +22,23 @@ PROSE_TOKENS = 256
 def repair_with_hints(
     llm: LLMBackend, task: TaskContext, sql: str, result: str, hints: str
 ) -> str | None:
-    """The LLM's repair of `sql`; None when its reply has no ```sql block."""
+    """The LLM's repair of `sql`; None when its reply has no ```sql block (or, for a query
+    language such as PRQL, no block tagged with its fence or ```sql)."""
+    language = task.language
     tail = render(
         load_template(_PACKAGE, "prompts/maplerepair.txt"),
         sql=sql.strip(),
         result=result.strip(),
         hints=hints.strip() or "(none)",
-        dialect=task.dialect,
+        label="SQL" if language is None else f"{language.display_name} query",
+        fence="sql" if language is None else language.fence,
+        language=f"{task.dialect} SQL" if language is None else f"{language.display_name} query",
     )
     request = LLMRequest(
         purpose=Purpose.CORRECT,
         messages=task_messages(task, tail),
         max_tokens=sql_reply_cap(sql) + PROSE_TOKENS,
     )
-    blocks = sql_blocks(llm.complete(request).text)
+    fences = ("sql",) if language is None else (language.fence, "sql")
+    blocks = sql_blocks(llm.complete(request).text, fences)
     return blocks[-1] if blocks else None

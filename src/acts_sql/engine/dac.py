@@ -23,6 +23,12 @@ DAC's released code runs the entity and skeleton corrections as two separate
 correction calls and retries them at a higher temperature; here both
 disagreements go into one correction, as the issue this follows asks, and
 there are no retries: at most four LLM calls.
+
+A query language other than SQL (PRQL) is read through the SQL it compiles
+to: the entities the query uses come from the compiled SQL, and the value
+probes run on the database itself. The skeleton step is left out there (no
+`sketch` call): the compiled SQL's clause structure is the compiler's, not
+the writer's, so a skeleton comparison would say nothing about the query.
 """
 
 from __future__ import annotations
@@ -36,11 +42,13 @@ from acts_sql.agent.dac import (
     sketch_sql,
 )
 from acts_sql.db.executor import Executor
+from acts_sql.db.language import database_dialect, database_executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.errors import ActsSqlError
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.entities import (
     Disagreement,
@@ -58,23 +66,44 @@ from acts_sql.tools.context import TaskContext
 NODE = "dac"
 
 
+class _SqlView:
+    """How DAC reads a query: SQL as it is; another language's query (PRQL) as the SQL it
+    compiles to, in the database's dialect (None when it does not compile)."""
+
+    def __init__(self, executor: Executor, task: TaskContext) -> None:
+        self.is_sql = task.language is None
+        self.dialect = task.dialect if self.is_sql else database_dialect(executor)
+        self._compile = getattr(executor, "compile", None)
+
+    def sql(self, text: str) -> str | None:
+        if self.is_sql or not callable(self._compile):
+            return text
+        try:
+            compiled = self._compile(text)
+        except ActsSqlError:
+            return None
+        return compiled if isinstance(compiled, str) else None
+
+
 def run_dac(
     executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace, retries: int
 ) -> SearchOutcome:
     original = task.original_result
     if original is None:
         return SearchOutcome(stop_reason="the user's SQL was not executed")
+    view = _SqlView(executor, task)
     run = TracedExecutor(executor, trace, NODE, "candidate", budget=llm.budget)
+    probe = TracedExecutor(database_executor(executor), trace, NODE, "candidate", budget=llm.budget)
     staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
     facts = task.facts()
-    mentions = _linked(llm, task, retries, facts, run, trace)
-    sketch = sketch_sql(llm.for_node(NODE), task)
-    feedback = _feedback(task, facts, mentions, sketch, trace)
+    mentions = _linked(llm, task, retries, facts, probe, view.dialect, trace)
+    sketch = sketch_sql(llm.for_node(NODE), task) if view.is_sql else None
+    feedback = _feedback(task, facts, mentions, sketch, view, trace)
     current, result, origin = task.original_sql, original, "original"
     if feedback:
         fixed = correct_with_feedback(llm.for_node(NODE), task, feedback)
         tried = _try(fixed, run, staged, "dac_feedback")
-        if tried is not None and _kept(tried, fixed or "", current, task.dialect, trace):
+        if tried is not None and _kept(tried, fixed or "", current, view, trace):
             current, result, origin = fixed or current, tried, "dac_feedback"
     if not result.ok:
         fixed = fix_execution_error(llm.for_node(NODE), task, current, result.error or "")
@@ -95,12 +124,14 @@ def _try(sql: str | None, run: TracedExecutor, staged: StagedRun, origin: str) -
     return result
 
 
-def _kept(result: ExecResult, sql: str, before: str, dialect: str, trace: Trace) -> bool:
-    """DAC's guard: a correction stays only if it runs and its skeleton is not longer."""
+def _kept(result: ExecResult, sql: str, before: str, view: _SqlView, trace: Trace) -> bool:
+    """DAC's guard: a correction stays only if it runs and (SQL) its skeleton is not longer."""
     if not result.ok:
         trace.emit("dac_dropped", node=NODE, summary=f"the correction fails: {result.error}")
         return False
-    new, old = skeleton(sql, dialect), skeleton(before, dialect)
+    if not view.is_sql:
+        return True
+    new, old = skeleton(sql, view.dialect), skeleton(before, view.dialect)
     if new and old and skeleton_length(new) > skeleton_length(old):
         why = f"the correction's skeleton is longer than the SQL's ({new!r} vs {old!r})"
         trace.emit("dac_dropped", node=NODE, summary=why)
@@ -114,6 +145,7 @@ def _linked(
     retries: int,
     facts: SchemaFacts,
     run: TracedExecutor,
+    dialect: str,
     trace: Trace,
 ) -> list[Mention]:
     reply = link_entities(llm.for_node(NODE), task, retries)
@@ -121,7 +153,7 @@ def _linked(
     mentions = grounded(raw, facts)
     tables = list(dict.fromkeys(m.table for m in mentions if m.table))
     mentions = grounded(mentions + question_columns(task.question, facts, tables), facts)
-    checked = [m for m in (_checked(m, facts, run, task.dialect) for m in mentions) if m]
+    checked = [m for m in (_checked(m, facts, run, dialect) for m in mentions) if m]
     trace.emit(
         "dac_entities",
         node=NODE,
@@ -163,13 +195,15 @@ def _feedback(
     facts: SchemaFacts,
     mentions: list[Mention],
     sketch: str | None,
+    view: _SqlView,
     trace: Trace,
 ) -> str:
     """The disagreements of the entities and the sketch's skeleton with the SQL, as lines."""
-    entities = sql_entities(task.original_sql, task.dialect, facts)
+    read = view.sql(task.original_sql)
+    entities = sql_entities(read, view.dialect, facts) if read else None
     lines = _entity_lines(disagreements(mentions, entities) if entities else Disagreement())
-    own = skeleton(task.original_sql, task.dialect)
-    implied = skeleton(sketch, task.dialect) if sketch else None
+    own = skeleton(task.original_sql, view.dialect) if view.is_sql else None
+    implied = skeleton(sketch, view.dialect) if sketch else None
     if implied and own and implied != own and skeleton_length(own) >= skeleton_length(implied):
         lines.append(
             f'- the SQL skeleton could be like "{implied}", where each "_" stands for one '

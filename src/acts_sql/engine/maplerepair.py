@@ -16,6 +16,10 @@ structure: the rules are `acts_sql.sql.rules`, executed by
 
 Zero LLM calls when the rules leave no error. Every rule that fired is a
 `rule_fired` trace event; the LLM repairs are `llm_repair` events.
+
+The rules read SQL's tree. A query in another language (PRQL) has none of
+them: a query that fails goes to the LLM repairer with the compiler's or the
+database's error (kept only if it runs), a query that runs comes back as it is.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ def run_maplerepair(
     if original is None:
         return SearchOutcome(stop_reason="the user's SQL was not executed")
     run = TracedExecutor(executor, trace, NODE, "rules", budget=llm.budget)
+    if task.language is not None:
+        return _without_rules(
+            llm, task, run, StagedRun(NODE, task.dialect, task.original_sql, trace)
+        )
     chain = RuleChain(run, task.facts(), task.dialect, on_fire=rule_events(trace, NODE))
     staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
     state = chain.run(task.original_sql, original, stages=[Stage.SYNTAX])
@@ -63,6 +71,23 @@ def run_maplerepair(
     if origin == "llm_repair":
         why += "; then by the LLM repairer"
     return staged.finish(later.sql, later.result, origin, why)
+
+
+def _without_rules(
+    llm: TracedLLM, task: TaskContext, run: TracedExecutor, staged: StagedRun
+) -> SearchOutcome:
+    """A query language the rules cannot read: only the LLM repairer, for a failing query."""
+    original = task.original_result
+    assert original is not None
+    name = task.language.display_name if task.language else task.dialect
+    if original.ok:
+        why = f"the repair rules read SQL, not {name}: nothing to repair in a query that runs"
+        return staged.finish(task.original_sql, original, "original", why)
+    fixed = _llm_repair(llm, task, run, staged, ChainResult(sql=task.original_sql, result=original))
+    if fixed is None or not fixed.result.ok:
+        why = f"the LLM repairer does not make it run (no repair rules for {name})"
+        return staged.finish(task.original_sql, original, "original", why)
+    return staged.finish(fixed.sql, fixed.result, "llm_repair", "repaired by the LLM repairer")
 
 
 def _origin(rules: list[str]) -> str:
