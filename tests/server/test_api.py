@@ -12,7 +12,9 @@ import pytest
 
 from acts_sql.demo import DemoTask, demo_db_path
 from acts_sql.engine.result import CorrectionResult
+from acts_sql.server.errors import ApiError
 from acts_sql.server.models import CorrectionResponse
+from acts_sql.server.routes import check_language
 from server.service import OTHER_TOKEN, TOKEN, Service, running_service, service_config
 from support import demo_script
 
@@ -342,3 +344,34 @@ def test_the_staged_methods_run_in_the_service(tmp_path: Path, figure3):
         "link_entities",
         "sketch",
     ]
+
+
+def test_a_prql_query_is_corrected_through_the_service_and_bad_languages_are_refused(
+    tmp_path: Path,
+):
+    from support import duckdb_table
+
+    url = duckdb_table(
+        tmp_path / "logs.duckdb",
+        "CREATE TABLE requests (id INTEGER, service VARCHAR, status INTEGER)",
+        [(1, "checkout", 503), (2, "checkout", 200), (3, "search", 500)],
+    )
+    typo = "from requests\nfiltr status >= 500\naggregate {n = count this}"
+    right = "from requests\nfilter status >= 500\naggregate {n = count this}"
+    script = {"correct": [f"```prql\n{right}\n```"]}
+    databases = {"logs": {"url": url}, "demo": {"url": f"sqlite:///{demo_db_path()}"}}
+    config = service_config(tmp_path, script=script, databases=databases)
+    base = {"database": "logs", "question": "How many server errors?", "sql": typo}
+    with running_service(config) as svc, svc.client() as client:
+        fixed = client.post(
+            "/v1/correct", json={**base, "language": "prql", "method": "maplerepair"}
+        )
+        unknown = client.post("/v1/correct", json={**base, "language": "kql"})
+    assert fixed.status_code == 200, fixed.text
+    body = fixed.json()
+    assert body["sql"] == right and body["dialect"] == "prql"
+    assert body["result"]["rows"] == [[2]]
+    assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "bad_input"
+    assert "unknown query language 'kql'" in unknown.json()["error"]["message"]
+    with pytest.raises(ApiError, match="PRQL does not run on this database \\(mysql\\)"):
+        check_language("prql", "mysql")  # a database the plugin does not target

@@ -23,6 +23,7 @@ def make_work(catalog: DatabaseCatalog, backends: BackendFactory) -> Work:
                 spec.question,
                 spec.sql,
                 dialect=spec.dialect,
+                language=spec.language,
                 llm=backends(),
                 method=spec.method,
                 max_llm_calls=spec.max_llm_calls,

@@ -34,6 +34,12 @@ class _Request(BaseModel):
         pattern=r"^[A-Za-z0-9_]{1,32}$",
         description="optional; must be the configured database's dialect",
     )
+    language: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_]{1,32}$",
+        description="optional: the query language of `sql` and of the answer (an installed "
+        "plugin such as prql; `acts-sql languages`); default: the database's SQL",
+    )
     max_llm_calls: int | None = Field(None, ge=1, description="at most the server's maximum")
     max_nodes: int | None = Field(None, ge=1, description="at most the server's maximum")
     max_depth: int | None = Field(None, ge=1, description="at most the server's maximum")

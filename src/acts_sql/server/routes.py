@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Request, Security
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPBearer
 
+from acts_sql.errors import ConfigError
 from acts_sql.server.auth import Access, check_view_key
 from acts_sql.server.catalog import DatabaseCatalog
 from acts_sql.server.config import LimitsConfig
@@ -26,6 +27,7 @@ from acts_sql.server.models import (
 )
 from acts_sql.server.runs import Run, RunRegistry, RunSpec
 from acts_sql.server.sse import stream_events
+from acts_sql.sql.languages import get_language
 from acts_sql.viewer import content_security_policy, render_html, render_live_html
 
 # documents the scheme in OpenAPI; AuthMiddleware does the checking
@@ -99,7 +101,9 @@ def run_spec(
     body: CorrectRequest | GenerateRequest, catalog: DatabaseCatalog, limits: LimitsConfig
 ) -> RunSpec:
     """The run a request asks for, checked against the catalog and the service's limits."""
-    catalog.resolve(body.database, body.dialect)
+    actual = catalog.resolve(body.database, body.dialect)
+    if body.language is not None:
+        check_language(body.language, actual)
     budgets = {
         "max_llm_calls": (body.max_llm_calls, limits.max_llm_calls),
         "max_nodes": (body.max_nodes, limits.max_nodes),
@@ -135,7 +139,23 @@ def run_spec(
         ambiguity_detection=body.ambiguity_detection,
         candidates=body.candidates,
         temperature=body.temperature,
+        language=body.language,
     )
+
+
+def check_language(name: str, dialect: str) -> None:
+    """ApiError unless `name` is an installed query language that runs on `dialect` (the
+    configured database's, when known)."""
+    try:
+        language = get_language(name)
+    except ConfigError as exc:
+        raise ApiError(ErrorCode.BAD_INPUT, str(exc)) from None
+    if dialect and language.targets and dialect not in language.targets:
+        raise ApiError(
+            ErrorCode.BAD_INPUT,
+            f"{language.display_name} does not run on this database ({dialect}); it runs on "
+            + ", ".join(language.targets),
+        )
 
 
 def build_router(

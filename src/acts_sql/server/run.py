@@ -47,6 +47,7 @@ class RunSpec:
     ambiguity_detection: bool = True
     candidates: int | None = None
     temperature: float | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True)
