@@ -81,3 +81,20 @@ def test_fix_with_a_language_the_database_cannot_run_is_bad_input(tmp_path, demo
     )
     assert out.exit_code == 2
     assert "unknown query language 'kql'" in out.output
+
+
+def test_a_prql_file_needs_no_language_flag_and_a_flag_wins_over_the_suffix(tmp_path):
+    db = tmp_path / "logs.duckdb"
+    with duckdb.connect(str(db)) as conn:
+        conn.execute(
+            "CREATE TABLE requests AS SELECT * FROM (VALUES (200), (500), (503)) t(status)"
+        )
+    query = tmp_path / "query.PRQL"
+    query.write_text(TYPO + "\n")
+    base = ["fix", "--db", f"duckdb:///{db}", "--question", "How many server errors?"]
+    base += ["--sql-file", str(query), "--llm", f"scripted:{_script(tmp_path)}", "--json"]
+    inferred = CliRunner().invoke(app, base)
+    assert inferred.exit_code == 0, inferred.output
+    assert json.loads(inferred.stdout)["dialect"] == "prql"
+    as_sql = CliRunner().invoke(app, [*base, "--language", "duckdb"])
+    assert json.loads(as_sql.stdout)["dialect"] == "duckdb"  # the flag decides: read as SQL

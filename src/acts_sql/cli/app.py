@@ -137,7 +137,7 @@ def fix(
         typer.Option(
             help="query language of the query and the answer, e.g. prql (compiled to the "
             "database's SQL to run; `acts-sql languages` lists them); default: the "
-            "database's SQL"
+            "language of the --sql-file suffix (.prql), else the database's SQL"
         ),
     ] = None,
     llm: Annotated[
@@ -197,6 +197,9 @@ def fix(
             listen = activity if as_json else fan_out(activity, progress_printer(console))
             # bad input (an unknown language, a database that cannot be opened) is reported
             # before an LLM is set up (which may load a model, or be missing altogether)
+            if language is None and sql_file is not None and str(sql_file) != "-":
+                by_suffix = default_registry().for_suffix(sql_file.suffix)
+                language = by_suffix.name if by_suffix is not None else None
             if language is not None:
                 get_language(language)
             executor = open_database(

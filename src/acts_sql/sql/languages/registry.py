@@ -214,6 +214,20 @@ class LanguageRegistry:
         builtins = [self._sql_language(d).info("built-in") for d in all_dialects()]
         return builtins + sorted(plugins, key=lambda info: info.name)
 
+    def for_suffix(self, suffix: str) -> QueryLanguage | None:
+        """The usable plugin whose `file_suffixes` hold `suffix` (".prql"; any case), if any."""
+        wanted = suffix.lower()
+        if not wanted:
+            return None
+        self.infos()  # every declared plugin loaded
+        with self._lock:
+            found = [
+                lang
+                for lang, _ in self._plugins.values()
+                if wanted in (s.lower() for s in lang.file_suffixes)
+            ]
+        return found[0] if len(found) == 1 else None
+
     def failures(self) -> list[LoadFailure]:
         """Declared plugins that cannot be loaded, with the reason."""
         self.infos()
