@@ -116,6 +116,28 @@ def test_sandbox_judges_a_create_sqlglot_cannot_model_by_what_it_creates(
     assert not admit(sql, dialect).allowed  # never without writes
 
 
+@pytest.mark.parametrize(
+    ("dialect", "sql", "allowed"),
+    [
+        # a plan on the copy, beside the writes a performance issue makes (BIRD-CRITIC
+        # PostgreSQL_59: a function, then the EXPLAIN of a query that calls it)
+        ("postgresql", "CREATE TABLE t2 (a INT); EXPLAIN SELECT * FROM t2", True),
+        ("postgresql", "CREATE TABLE t2 (a INT); EXPLAIN (ANALYZE, BUFFERS) SELECT 1", True),
+        ("postgresql", "CREATE TABLE t2 (a INT); EXPLAIN ANALYZE DELETE FROM t2", True),
+        ("sqlite", "CREATE TABLE t2 (a INT); EXPLAIN QUERY PLAN SELECT * FROM t2", True),
+        ("mysql", "CREATE TABLE t2 (a INT); EXPLAIN FORMAT=JSON SELECT * FROM t2", True),
+        # ... judged as the statement it explains (EXPLAIN ANALYZE runs it)
+        ("postgresql", "CREATE TABLE t2 (a INT); EXPLAIN ANALYZE CREATE DATABASE x", False),
+        ("mysql", "CREATE TABLE t2 (a INT); EXPLAIN ANALYZE DELETE FROM shop.t", False),
+        ("postgresql", "CREATE TABLE t2 (a INT); EXPLAIN ANALYZE", False),
+    ],
+)
+def test_sandbox_judges_an_explain_by_the_statement_it_explains(
+    dialect: str, sql: str, allowed: bool
+) -> None:
+    assert admit(sql, dialect, allow_writes=True, database="copy").allowed is allowed, sql
+
+
 def test_sandbox_violation_names_the_reason() -> None:
     d = get_dialect("mysql")
     assert sandbox_violation("SELECT * FROM copy.t", d, "copy") is None

@@ -47,6 +47,11 @@ _RAW_CREATE = re.compile(
     re.IGNORECASE,
 )
 """What a CREATE that sqlglot keeps as raw text creates: its object kind."""
+_EXPLAIN_OPTIONS = re.compile(
+    r"^\s*(?:\([^()]*\)\s*|(?:ANALY[SZ]E|VERBOSE|QUERY\s+PLAN|EXTENDED|FORMAT\s*=?\s*\w+)\s+)*",
+    re.IGNORECASE,
+)
+"""The options between EXPLAIN and the statement it explains (PostgreSQL, SQLite, MySQL)."""
 _SQLITE_TRIGGER = re.compile(r"^\s*CREATE\s+(?:TEMP(?:ORARY)?\s+)?TRIGGER\b", re.IGNORECASE)
 _CODE = frozenset({"DO", "CREATE FUNCTION", "CREATE PROCEDURE"})
 """Statements that bring code the guard cannot read (see `_unreadable_code`)."""
@@ -152,12 +157,19 @@ def _statement_violation(statement: exp.Expr, dialect: Dialect, database: str | 
         word = str(statement.this or "").upper()
         if word == "CREATE" and dialect.name in _RAW_CREATE_DIALECTS:
             return _raw_create_violation(str(statement.args.get("expression") or ""))
+        if word == "EXPLAIN":
+            explained = statement.args.get("expression")
+            text = explained.name if isinstance(explained, exp.Literal) else str(explained or "")
+            return _explained_violation(text, dialect, database)
         return None if word in _COMMANDS else f"{word} is not allowed in the sandbox"
+    if isinstance(statement, exp.Describe) and not isinstance(statement.this, exp.Table):
+        # MySQL's EXPLAIN [ANALYZE|FORMAT=...] of a statement, modelled: judged as that statement
+        return _statement_violation(statement.this, dialect, database)
     if isinstance(statement, _DDL):
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in _OBJECT_KINDS or (kind == "SCHEMA" and dialect.name == "mysql"):
             return f"{statement.key.upper()} {kind or '?'} is not allowed in the sandbox"
-    elif not isinstance(statement, _READS + _WRITES):
+    elif not isinstance(statement, _READS + _WRITES + (exp.Describe,)):
         return f"{statement.key.upper()} is not allowed in the sandbox"
     for table in statement.find_all(exp.Table):
         if table.args.get("catalog") is not None:
@@ -166,6 +178,21 @@ def _statement_violation(statement: exp.Expr, dialect: Dialect, database: str | 
         if dialect.name == "mysql" and schema and schema != database:
             return f"tables of other databases ({schema}) are not allowed in the sandbox"
     return None
+
+
+def _explained_violation(rest: str, dialect: Dialect, database: str | None) -> str | None:
+    """EXPLAIN (ANALYZE, ...) of a statement: on the copy as the statement itself would be
+    (EXPLAIN ANALYZE runs it). A plan is what a performance issue is about."""
+    inner = _EXPLAIN_OPTIONS.sub("", rest, count=1).strip()
+    if not inner:
+        return "EXPLAIN without a statement is not allowed in the sandbox"
+    try:
+        statements = parse_statements(inner, dialect)
+    except SqlParseError as error:
+        return f"cannot be checked: {error}"
+    if len(statements) != 1:
+        return "EXPLAIN of more than one statement is not allowed in the sandbox"
+    return _statement_violation(statements[0], dialect, database)
 
 
 def _without_sqlite_triggers(sql: str) -> str:
