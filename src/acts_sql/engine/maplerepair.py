@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from acts_sql.agent.maplerepair import repair_with_hints
 from acts_sql.db.executor import Executor
+from acts_sql.db.result import ExecResult
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
@@ -46,9 +47,8 @@ def run_maplerepair(
         return SearchOutcome(stop_reason="the user's SQL was not executed")
     run = TracedExecutor(executor, trace, NODE, "rules", budget=llm.budget)
     if task.language is not None:
-        return _without_rules(
-            llm, task, run, StagedRun(NODE, task.dialect, task.original_sql, trace)
-        )
+        staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
+        return _without_rules(llm, task, original, run, staged)
     chain = RuleChain(run, task.facts(), task.dialect, on_fire=rule_events(trace, NODE))
     staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
     state = chain.run(task.original_sql, original, stages=[Stage.SYNTAX])
@@ -74,11 +74,9 @@ def run_maplerepair(
 
 
 def _without_rules(
-    llm: TracedLLM, task: TaskContext, run: TracedExecutor, staged: StagedRun
+    llm: TracedLLM, task: TaskContext, original: ExecResult, run: TracedExecutor, staged: StagedRun
 ) -> SearchOutcome:
     """A query language the rules cannot read: only the LLM repairer, for a failing query."""
-    original = task.original_result
-    assert original is not None
     name = task.language.display_name if task.language else task.dialect
     if original.ok:
         why = f"the repair rules read SQL, not {name}: nothing to repair in a query that runs"
