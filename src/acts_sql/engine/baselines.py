@@ -1,14 +1,17 @@
 """The baselines without a tree: `critic`, `raw` (one LLM call) and `vote`.
 
 None has a judge: a candidate that executes without error counts as
-accepted, one that does not is returned with `accepted: false`.
+accepted, one that does not is returned with `accepted: false`; the trust
+rules still apply (`acts_sql.engine.vouch`: the user's SQL and the user's
+rows are never accepted).
 
 `vote` is plain self-consistency, the simple baseline the tree must beat:
 the raw prompt K times (the greedy answer, then samples at the pool's
 temperature with their own seeds), every distinct answer executed, answers
-grouped by their result, and the largest group among those that run wins
-(a tie goes to the group seen first, which holds the greedy answer if it
-runs). A sample that repeats an earlier one is a vote, not a new execution.
+grouped by their result, and the largest group among those that run and
+are not refused by the trust rules wins (a tie goes to the group seen first,
+which holds the greedy answer if it runs); refused samples cast no vote. A
+sample that repeats an earlier one is a vote, not a new execution.
 With ``--parallel``, the samples' requests are sent ahead while the greedy
 answer is written (`acts_sql.engine.prefetch`).
 """
@@ -25,6 +28,7 @@ from acts_sql.engine.prefetch import first_request
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.engine.trust import TrustContext
 from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext
 
@@ -110,7 +114,12 @@ def _send_samples_ahead(llm: TracedLLM, task: TaskContext, pool: PoolSettings) -
 
 
 def run_vote(
-    executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace, pool: PoolSettings
+    executor: Executor,
+    llm: TracedLLM,
+    task: TaskContext,
+    trace: Trace,
+    pool: PoolSettings,
+    trust: TrustContext,
 ) -> SearchOutcome:
     """Self-consistency over the raw prompt (see the module doc)."""
     book = CandidateBook(task.dialect)
@@ -136,6 +145,9 @@ def run_vote(
             shape = result_shape(sql, result, task.dialect)
             candidate = book.add("vote", sql, result, shape, origin=origin)
             statements_of[candidate.id] = statements
+            refusal = trust.refusal(sql, shape) if candidate.runs else None
+            if refusal:
+                book.refuse(candidate, refusal)
         trace.emit(
             "candidate",
             node="vote",
@@ -146,20 +158,30 @@ def run_vote(
             origin=origin,
             duplicate=known is not None,
             group=candidate.group,
+            verdict=candidate.verdict,
         )
+        if known is None and candidate.verdict == "refused":
+            trace.emit(
+                "refusal",
+                node="vote",
+                summary=candidate.reason,
+                candidate=candidate.id,
+                verdict="refused",
+                sql=candidate.sql,
+            )
     winner = _majority(book)
     groups = [g.model_dump() for g in book.groups.values()]
     if winner is None:
         best = book.best()
         return SearchOutcome(
             best=best,
-            stop_reason="no sample runs" if best else "no ```sql block in any reply",
+            stop_reason=_no_majority(book),
             statements=statements_of.get(best.id) if best else None,
             candidates=list(book.candidates),
             groups=groups,
         )
     book.accept(winner, "the largest group of results that run")
-    votes = book.group_votes(winner)
+    votes = _trusted_votes(book, winner.group)
     trace.emit("vote", node="vote", summary=f"{votes} of {pool.size} agree", winner=winner.id)
     return SearchOutcome(
         accepted=winner,
@@ -171,9 +193,28 @@ def run_vote(
     )
 
 
+def _trusted_votes(book: CandidateBook, group_id: str | None) -> int:
+    """The votes of a result group's members that the trust rules let stand."""
+    if group_id is None:
+        return 0
+    return sum(c.votes for c in book.members(group_id) if c.verdict != "refused")
+
+
 def _majority(book: CandidateBook) -> Candidate | None:
-    running = [g for g in book.groups.values() if g.members]
+    """The representative of the group with the most trusted votes (None: no such group)."""
+    running = [g for g in book.groups.values() if _trusted_votes(book, g.id) > 0]
     if not running:
         return None
-    largest = max(running, key=lambda g: g.votes)  # max keeps the first on a tie
-    return book.representative(largest.id)
+    largest = max(running, key=lambda g: _trusted_votes(book, g.id))  # first on a tie
+    trusted = [c for c in book.members(largest.id) if c.verdict != "refused"]
+    return max(trusted, key=lambda c: (c.votes, -c.order))
+
+
+def _no_majority(book: CandidateBook) -> str:
+    refused = [c for c in book.candidates if c.verdict == "refused"]
+    if refused:
+        reasons = "; ".join(sorted({c.reason for c in refused}))
+        return f"not accepted: every sample that runs is refused ({reasons})"
+    if book.candidates:
+        return "no sample runs"
+    return "no ```sql block in any reply"

@@ -20,6 +20,7 @@ from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.trace import Listener, Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM, UsageLedger
 from acts_sql.engine.trust import TrustContext, expects_same_rows
+from acts_sql.engine.vouch import vouched
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.sql.diagnostics import split_statements
@@ -110,6 +111,7 @@ def _run(
             else None
         )
         task = task.model_copy(update={"original_sql": sql or "", "original_result": original})
+        trust = trust_context(task, options, generated=generated)
         if not sql:
             outcome = SearchOutcome(stop_reason="no initial SQL could be generated")
         elif options.method in (Method.ACTS, Method.LINEAR):
@@ -120,20 +122,15 @@ def _run(
                 options=options,
                 trace=trace,
                 budget=budget,
-                trust=trust_context(task, options, generated=generated),
+                trust=trust,
                 pool=pool,
             )
             outcome = search.run()
-        elif options.method == Method.CRITIC:
-            outcome = run_critic(executor, traced_llm, task, options.json_retries, trace)
         elif options.method == Method.VOTE:
-            outcome = run_vote(executor, traced_llm, task, trace, pool)
-        elif options.method == Method.DAC:
-            outcome = run_dac(executor, traced_llm, task, trace, options.json_retries)
-        elif options.method == Method.MAPLEREPAIR:
-            outcome = run_maplerepair(executor, traced_llm, task, trace)
+            outcome = run_vote(executor, traced_llm, task, trace, pool, trust)
         else:
-            outcome = run_raw(executor, traced_llm, task, trace)
+            unjudged = _run_unjudged(executor, traced_llm, task, options, trace)
+            outcome = vouched(unjudged, trust, trace)
     except BudgetExhaustedError as exc:
         outcome = SearchOutcome(stop_reason=str(exc))
         trace.emit("budget_exhausted", summary=str(exc), which=exc.which)
@@ -179,6 +176,23 @@ def _run(
         groups=outcome.groups,
         trace=events,
     )
+
+
+def _run_unjudged(
+    executor: Executor,
+    llm: TracedLLM,
+    task: TaskContext,
+    options: CorrectionOptions,
+    trace: Trace,
+) -> SearchOutcome:
+    """The methods without a judge, whose acceptance `vouched` checks afterwards."""
+    if options.method == Method.CRITIC:
+        return run_critic(executor, llm, task, options.json_retries, trace)
+    if options.method == Method.DAC:
+        return run_dac(executor, llm, task, trace, options.json_retries)
+    if options.method == Method.MAPLEREPAIR:
+        return run_maplerepair(executor, llm, task, trace)
+    return run_raw(executor, llm, task, trace)
 
 
 def trust_context(

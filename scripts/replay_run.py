@@ -1,0 +1,194 @@
+#!/usr/bin/env python
+"""Replay a recorded benchmark run through the current code, with no model.
+
+    .venv/bin/python scripts/replay_run.py --run runs/dev40/raw-0.5b --out runs/replay/raw-0.5b \\
+        [--data DIR] [--pg-url URL] [--mysql-url URL]
+
+A local-model run takes hours; a change to what the engine does with the
+model's replies (the trust rules, the vote, the ranking) should not. Every
+task of ``--run`` (a ``bench bird-critic`` output directory) is run again
+with the current code and the same method, budgets and task, on a scripted
+backend that answers each purpose with the replies the model gave in that
+task's trace, in order. Each task is replayed into ``--out/tasks/<set>-<id>``
+(a task done there is not replayed again), and ``--out/records.jsonl`` and
+``preds.jsonl`` gather them, so ``--out`` reads like any run for `bench
+compare` and `bench candidates`. The script prints, per task, whether the
+verdict or the accepted flag changed.
+
+A replay is faithful only while the new code asks the same questions in the
+same order. The script compares the purposes of the LLM calls of both runs;
+a task where they differ is reported as ``diverged`` (its replayed answers
+then no longer match their prompts), and counted apart in the summary.
+Seconds in the replay measure the engine, not the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from acts_sql.bench.runner import (
+    PREDICTIONS,
+    RECORDS,
+    BenchRecord,
+    BenchRequest,
+    MethodSpec,
+    run_bench,
+)
+from acts_sql.bench.scorer import EvalOptions
+from acts_sql.bench.selection import TaskFilter
+from acts_sql.bench.servers import ServerURLs
+from acts_sql.llm.scripted import ScriptedBackend
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "bird-critic"
+BUDGETS = ("max_llm_calls", "max_nodes", "max_depth", "max_seconds")
+
+
+def load_records(run: Path) -> list[dict[str, Any]]:
+    path = run / RECORDS
+    if not path.exists():
+        raise SystemExit(f"{run}: no {RECORDS} (not a bench bird-critic output directory)")
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    latest = {(r["set"], r["instance_id"]): r for r in lines}  # a resumed task: its last line
+    return list(latest.values())
+
+
+def trace_events(run: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
+    name = record.get("trace_file")
+    if not name or not (run / name).exists():
+        return []
+    return list(json.loads((run / name).read_text()).get("trace", []))
+
+
+def recorded_script(events: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The model's replies per purpose, in the order they were given."""
+    script: dict[str, list[str]] = defaultdict(list)
+    for event in events:
+        if event["kind"] == "llm_call" and event["data"].get("ok"):
+            script[event["purpose"]].append(str(event["data"].get("response") or ""))
+    return dict(script)
+
+
+def call_purposes(events: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+    """Each LLM call's purpose and whether it was answered."""
+    return [(e["purpose"], bool(e["data"].get("ok"))) for e in events if e["kind"] == "llm_call"]
+
+
+def method_of(record: dict[str, Any], events: list[dict[str, Any]]) -> MethodSpec:
+    """The recorded run's method, switches and budgets (from its `run_started` options)."""
+    options: dict[str, Any] = {}
+    started = next((e for e in events if e["kind"] == "run_started"), None)
+    if started is not None:
+        options = started["data"].get("options") or {}
+    budget = options.get("budget") or options
+    fields: dict[str, Any] = {k: budget[k] for k in BUDGETS if budget.get(k) is not None}
+    for switch in ("execution_tools", "ambiguity_detection"):
+        if options.get(switch) is not None:
+            fields[switch] = options[switch]
+    return MethodSpec(
+        method=record["method"],
+        llm=record.get("llm"),
+        candidates=record.get("candidates"),
+        temperature=record.get("temperature"),
+        **fields,
+    )
+
+
+def task_dir(set_name: str, instance_id: object) -> Path:
+    return Path("tasks") / f"{set_name}-{instance_id}"
+
+
+def replay_task(
+    run: Path, out: Path, record: dict[str, Any], data: Path, options: EvalOptions
+) -> tuple[BenchRecord | None, bool]:
+    """One task replayed into its own directory; (its new record, whether the calls diverged).
+
+    The record's ``trace_file`` is made relative to `out`."""
+    events = trace_events(run, record)
+    if not events:
+        return None, True
+    where = task_dir(record["set"], record["instance_id"])
+    spec = method_of(record, events)
+    backend = ScriptedBackend(recorded_script(events), source=f"{run}/{record['trace_file']}")
+    run_bench(
+        BenchRequest(
+            tasks=data / "tasks",
+            gt=data / "dev",
+            out=out / where,
+            method=spec,
+            filter=TaskFilter(ids=[f"{record['set']}/{record['instance_id']}"]),
+            options=options,
+        ),
+        backend=backend,
+    )
+    done = load_records(out / where)
+    if not done:
+        return None, True
+    new = BenchRecord.model_validate(done[-1])
+    replayed = trace_events(out / where, done[-1])
+    if new.trace_file:
+        new.trace_file = str(where / new.trace_file)
+    return new, call_purposes(replayed) != call_purposes(events)
+
+
+def gather(out: Path, records: list[BenchRecord]) -> None:
+    """`out`'s records.jsonl and preds.jsonl: every replayed task, in the order given."""
+    (out / RECORDS).write_text("".join(r.model_dump_json() + "\n" for r in records))
+    lines: list[str] = []
+    for record in records:
+        preds = out / task_dir(record.set, record.instance_id) / PREDICTIONS
+        if preds.exists():
+            lines += [line for line in preds.read_text().splitlines() if line.strip()]
+    (out / PREDICTIONS).write_text("".join(line + "\n" for line in lines))
+
+
+def _shown(verdict: tuple[str, bool]) -> str:
+    return f"{verdict[0]}, accepted={verdict[1]}"
+
+
+def main() -> int:
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run", type=Path, required=True, help="a recorded run directory")
+    parser.add_argument("--out", type=Path, required=True, help="where the replay goes")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--pg-url")
+    parser.add_argument("--mysql-url")
+    args = parser.parse_args()
+    if args.out.resolve() == args.run.resolve():
+        parser.error("--out must differ from --run")
+    options = EvalOptions(workers=1, servers=ServerURLs.resolve(args.pg_url, args.mysql_url))
+    counts: dict[str, int] = defaultdict(int)
+    replayed: list[BenchRecord] = []
+    for old in sorted(load_records(args.run), key=lambda r: (r["set"], r["instance_id"])):
+        new, diverged = replay_task(args.run, args.out, old, args.data, options)
+        name = f"{old['set']}/{old['instance_id']}"
+        if new is None:
+            print(f"{name}: no trace to replay", flush=True)
+            counts["no trace"] += 1
+            continue
+        was = (old["status"], bool(old["accepted"]))
+        now = (new.status.value, new.accepted)
+        change = "same" if was == now else f"{_shown(was)} -> {_shown(now)}"
+        print(f"{name}: {change}" + (" (diverged)" if diverged else ""), flush=True)
+        replayed.append(new)
+        counts["diverged" if diverged else "replayed"] += 1
+        counts["accepted before"] += was[1]
+        counts["accepted now"] += now[1]
+        counts["wrongly accepted before"] += was[1] and was[0] != "passed"
+        counts["wrongly accepted now"] += now[1] and now[0] != "passed"
+        counts["passed before"] += was[0] == "passed"
+        counts["passed now"] += now[0] == "passed"
+    gather(args.out, replayed)
+    print(json.dumps(dict(counts)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
