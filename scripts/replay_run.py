@@ -19,6 +19,8 @@ A replay is faithful only while the new code asks the same questions in the
 same order. The script compares the purposes of the LLM calls of both runs;
 a task where they differ is reported as ``diverged`` (its replayed answers
 then no longer match their prompts), and counted apart in the summary.
+The scripted backend is named ``replay:<recorded LLM>``, so the defaults that
+depend on the backend (candidates per pool) are those of the recorded model.
 Seconds in the replay measure the engine, not the model.
 """
 
@@ -116,6 +118,8 @@ def replay_task(
     where = task_dir(record["set"], record["instance_id"])
     spec = method_of(record, events)
     backend = ScriptedBackend(recorded_script(events), source=f"{run}/{record['trace_file']}")
+    # named after the recorded model, so that its defaults (candidates per pool) hold here too
+    backend.name = f"replay:{record.get('llm') or 'unknown'}"
     run_bench(
         BenchRequest(
             tasks=data / "tasks",

@@ -42,7 +42,7 @@ def _recorded(root: Path, out: Path, reply: str) -> dict:
             tasks=root / "tasks",
             gt=root / "dev",
             out=out,
-            method=MethodSpec(method=Method.RAW, llm="local:test", max_llm_calls=5),
+            method=MethodSpec(method=Method.RAW, llm="scripted", max_llm_calls=5),
             filter=TaskFilter(ids=[f"sqlite500/{TASK}"]),
         ),
         backend=scripted({"correct": [reply]}),
@@ -55,8 +55,9 @@ def test_a_replay_answers_with_the_recorded_replies_under_the_current_rules(
 ):
     issue_sql = _issue_sql(bird_critic_dir)
     record = _recorded(bird_critic_dir, tmp_path / "run", f"```sql\n{issue_sql}\n```")
-    # pretend the recording was made before the trust rules covered raw: it said "accepted"
+    # pretend the recording was a local model's, made before the trust rules covered raw
     record["accepted"] = True
+    record["llm"] = "local:qwen2.5-coder-0.5b"
     (tmp_path / "run" / "records.jsonl").write_text(json.dumps(record) + "\n")
 
     new, diverged = replay.replay_task(
@@ -67,6 +68,7 @@ def test_a_replay_answers_with_the_recorded_replies_under_the_current_rules(
     assert new.pred_sqls == record["pred_sqls"] == [issue_sql]  # the recorded reply, replayed
     assert new.accepted is False and "same SQL as the user's" in new.stop_reason
     assert new.llm_calls == 1 and new.method == "raw"
+    assert new.llm == "replay:local:qwen2.5-coder-0.5b"  # named after the model: its defaults
     trace = tmp_path / "replay" / new.trace_file
     assert trace.exists()  # the record points at its trace from the replay directory
     replay.gather(tmp_path / "replay", [new])
