@@ -7,6 +7,9 @@ import json
 import pytest
 
 from acts_sql import correct
+from acts_sql.db.connect import open_database
+from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.runner import run_correction
 from support import scripted
 
 
@@ -85,20 +88,47 @@ def test_vote_counts_no_refused_sample(demo_db, demo_tasks):
         _block(task.sql),  # greedy: the user's SQL
         _block(_reformatted(task.sql)),  # the same SQL, formatted otherwise: a repeat
         _block(task.sql + " AND 1 = 1"),  # other SQL, the user's rows
-        _block(task.right_sql),  # the one trusted answer
+        _block(task.right_sql),  # the trusted answer, twice
+        _block(task.right_sql),
     ]
     llm = scripted({"correct": replies})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=4)
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=5)
 
-    # three samples return the user's rows, one the right total: the one trusted sample wins
+    # three samples return the user's rows, two the right total: the trusted pair wins
     assert result.accepted is True and result.result.rows == [[126]]
-    assert "1 of 4" in result.reason
+    assert "2 of 5" in result.reason
     assert [(c["origin"], c["votes"], c["verdict"]) for c in result.candidates] == [
         ("greedy", 2, "refused"),
         ("sample", 1, "refused"),
-        ("sample", 1, "accepted"),
+        ("sample", 2, "accepted"),
     ]
     assert len(_refusals(result)) == 2  # one per distinct refused candidate, not per repeat
+
+
+def test_vote_does_not_accept_a_lone_answer(demo_db, demo_tasks):
+    task = demo_tasks["figure1"]
+    odd = "SELECT 7 AS total_quantity"
+    replies = [_block(task.right_sql), _block(odd), _block("SELECT nope FROM x")]
+    llm = scripted({"correct": replies})
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
+
+    # two groups of one: the first is returned, but one sample of three is no agreement
+    assert result.accepted is False
+    assert result.result.rows == [[126]]
+    assert "has 1 of 3 samples (at least 2 must agree)" in result.reason
+
+    executor = open_database(demo_db)  # min_agreement=1: one sample is enough
+    try:
+        again = run_correction(
+            executor=executor,
+            llm=scripted({"correct": replies}),
+            question=task.question,
+            sql=task.sql,
+            options=CorrectionOptions(method="vote", candidates=3, min_agreement=1),
+        )
+    finally:
+        executor.close()
+    assert again.accepted is True and again.result.rows == [[126]]
 
 
 def test_vote_where_every_sample_is_refused_accepts_nothing(demo_db, demo_tasks):

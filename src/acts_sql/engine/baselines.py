@@ -11,7 +11,9 @@ temperature with their own seeds), every distinct answer executed, answers
 grouped by their result, and the largest group among those that run and
 are not refused by the trust rules wins (a tie goes to the group seen first,
 which holds the greedy answer if it runs); refused samples cast no vote. A
-sample that repeats an earlier one is a vote, not a new execution.
+sample that repeats an earlier one is a vote, not a new execution. The
+winner is accepted only when at least `min_agreement` votes agree on it (2
+for K > 1): a lone answer among K is returned with `accepted: false`.
 With ``--parallel``, the samples' requests are sent ahead while the greedy
 answer is written (`acts_sql.engine.prefetch`).
 """
@@ -120,8 +122,10 @@ def run_vote(
     trace: Trace,
     pool: PoolSettings,
     trust: TrustContext,
+    needed: int = 1,
 ) -> SearchOutcome:
-    """Self-consistency over the raw prompt (see the module doc)."""
+    """Self-consistency over the raw prompt (see the module doc); the winning group is
+    accepted only when at least `needed` trusted votes agree on it."""
     book = CandidateBook(task.dialect)
     statements_of: dict[str, list[str]] = {}
     run = TracedExecutor(executor, trace, "vote", "candidate", budget=llm.budget)
@@ -180,9 +184,20 @@ def run_vote(
             candidates=list(book.candidates),
             groups=groups,
         )
-    book.accept(winner, "the largest group of results that run")
     votes = _trusted_votes(book, winner.group)
     trace.emit("vote", node="vote", summary=f"{votes} of {pool.size} agree", winner=winner.id)
+    if votes < needed:
+        return SearchOutcome(
+            best=winner,
+            stop_reason=(
+                f"not accepted: the largest group of results that run has {votes} of "
+                f"{pool.size} samples (at least {needed} must agree)"
+            ),
+            statements=statements_of.get(winner.id),
+            candidates=list(book.candidates),
+            groups=groups,
+        )
+    book.accept(winner, "the largest group of results that run")
     return SearchOutcome(
         accepted=winner,
         best=winner,

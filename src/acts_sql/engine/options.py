@@ -50,8 +50,9 @@ class CorrectionOptions(BaseModel):
     temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
     """Sampling temperature of the samples in a pool (the first candidate is greedy)."""
     min_agreement: int | None = Field(None, ge=1, le=16)
-    """Votes a result group needs before the judge's "accept" stands (independent
-    generations that return the same rows); None: 2 with pools, 1 with one candidate."""
+    """Votes a result group needs before the judge's "accept" (or `vote`'s majority) stands
+    (independent generations that return the same rows); None: 2 with pools, 1 with one
+    candidate."""
     rule_candidates: bool = True
     """Pools also hold deterministic repairs of failing candidates (sqlglot re-read,
     transpiled from another dialect, unknown names replaced by the schema's nearest)."""
@@ -66,6 +67,10 @@ class CorrectionOptions(BaseModel):
     """LLM requests in flight at once: calls the search will make later are sent ahead
     while it waits (`acts_sql.engine.prefetch`); the decisions and their order do not
     change. None: 4 for an OpenAI-compatible endpoint, 1 for a local or scripted model."""
+
+    def agreement_needed(self, pool_size: int) -> int:
+        """`min_agreement`, or its default for pools of `pool_size` candidates."""
+        return self.min_agreement or (2 if pool_size > 1 else 1)
 
 
 def default_candidates(llm_name: str) -> int:

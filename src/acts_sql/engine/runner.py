@@ -127,7 +127,8 @@ def _run(
             )
             outcome = search.run()
         elif options.method == Method.VOTE:
-            outcome = run_vote(executor, traced_llm, task, trace, pool, trust)
+            needed = options.agreement_needed(pool.size)
+            outcome = run_vote(executor, traced_llm, task, trace, pool, trust, needed)
         else:
             unjudged = _run_unjudged(executor, traced_llm, task, options, trace)
             outcome = vouched(unjudged, trust, trace)

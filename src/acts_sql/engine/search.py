@@ -147,7 +147,7 @@ class TreeSearch(CandidateStage):
         self._replanned = False
         self._repaired: set[str] = set()
         self.draws = SampleLedger()
-        self.min_agreement = options.min_agreement or (2 if pool.size > 1 else 1)
+        self.min_agreement = options.agreement_needed(pool.size)
 
     # ----------------------------------------------------------------- setup
     def known_tools(self) -> list[str]:
