@@ -37,8 +37,8 @@ def test_the_users_sql_handed_back_is_returned_but_not_accepted(demo_db, demo_ta
 
     assert result.accepted is False
     assert result.sql.strip().rstrip(";") == same  # the method's answer is still what comes back
-    assert result.reason.startswith("not accepted: the same SQL as the user's")
-    assert _refusals(result) == [result.reason.removeprefix("not accepted: ")]
+    assert result.reason.startswith("refused: the same SQL as the user's")
+    assert _refusals(result) == [result.reason.removeprefix("refused: ")]
     assert [c["verdict"] for c in result.candidates] == ["refused"]
 
 
@@ -138,6 +138,6 @@ def test_vote_where_every_sample_is_refused_accepts_nothing(demo_db, demo_tasks)
     result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
 
     assert result.accepted is False
-    assert result.reason.startswith("not accepted: every sample that runs is refused")
+    assert result.reason.startswith("refused: every sample that runs")
     assert "the same SQL as the user's" in result.reason
     assert "returns exactly the rows of the user's SQL" in result.reason

@@ -190,7 +190,7 @@ def run_vote(
         return SearchOutcome(
             best=winner,
             stop_reason=(
-                f"not accepted: the largest group of results that run has {votes} of "
+                f"no agreement: the largest group of results that run has {votes} of "
                 f"{pool.size} samples (at least {needed} must agree)"
             ),
             statements=statements_of.get(winner.id),
@@ -229,7 +229,7 @@ def _no_majority(book: CandidateBook) -> str:
     refused = [c for c in book.candidates if c.verdict == "refused"]
     if refused:
         reasons = "; ".join(sorted({c.reason for c in refused}))
-        return f"not accepted: every sample that runs is refused ({reasons})"
+        return f"refused: every sample that runs ({reasons})"
     if book.candidates:
         return "no sample runs"
     return "no ```sql block in any reply"

@@ -36,5 +36,5 @@ def vouched(outcome: SearchOutcome, trust: TrustContext, trace: Trace) -> Search
         sql=candidate.sql,
     )
     return outcome.model_copy(
-        update={"accepted": None, "best": candidate, "stop_reason": f"not accepted: {refusal}"}
+        update={"accepted": None, "best": candidate, "stop_reason": f"refused: {refusal}"}
     )
