@@ -34,6 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from acts_sql.bench.loader import read_jsonl
 from acts_sql.bench.runner import (
     PREDICTIONS,
     RECORDS,
@@ -56,8 +57,7 @@ def load_records(run: Path) -> list[dict[str, Any]]:
     path = run / RECORDS
     if not path.exists():
         raise SystemExit(f"{run}: no {RECORDS} (not a bench bird-critic output directory)")
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    latest = {(r["set"], r["instance_id"]): r for r in lines}  # a resumed task: its last line
+    latest = {(r["set"], r["instance_id"]): r for _, r in read_jsonl(path)}  # resumed: last line
     return list(latest.values())
 
 

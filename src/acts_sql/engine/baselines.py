@@ -30,7 +30,7 @@ from acts_sql.engine.prefetch import first_request
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
-from acts_sql.engine.trust import TrustContext
+from acts_sql.engine.trust import TrustContext, emit_refusal
 from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext
 
@@ -165,14 +165,7 @@ def run_vote(
             verdict=candidate.verdict,
         )
         if known is None and candidate.verdict == "refused":
-            trace.emit(
-                "refusal",
-                node="vote",
-                summary=candidate.reason,
-                candidate=candidate.id,
-                verdict="refused",
-                sql=candidate.sql,
-            )
+            emit_refusal(trace, "vote", candidate)
     winner = _majority(book)
     groups = [g.model_dump() for g in book.groups.values()]
     if winner is None:

@@ -26,7 +26,7 @@ from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
-from acts_sql.engine.trust import TrustContext
+from acts_sql.engine.trust import TrustContext, emit_refusal
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
@@ -204,14 +204,7 @@ class CandidateStage:
             reason=candidate.reason,
         )
         if not duplicate and candidate.verdict in ("refused", "rejected"):
-            self.trace.emit(
-                "refusal",
-                node=node_id,
-                summary=candidate.reason,
-                candidate=candidate.id,
-                verdict=candidate.verdict,
-                sql=candidate.sql,
-            )
+            emit_refusal(self.trace, node_id, candidate)
 
     def _after_pool(self, node: NodeState, outcome: ToolOutcome) -> str | None:
         entries = list(outcome.candidates)

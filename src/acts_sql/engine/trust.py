@@ -25,7 +25,9 @@ import re
 
 from pydantic import BaseModel
 
+from acts_sql.engine.candidates import Candidate
 from acts_sql.engine.fingerprint import ResultShape, same_rows
+from acts_sql.engine.trace import Trace
 from acts_sql.sql.normalize import normalize_sql
 
 SAME_SQL = "the same SQL as the user's (formatting aside): it changes nothing"
@@ -89,3 +91,15 @@ class TrustContext(BaseModel):
         if not self.same_rows_expected and same_rows(shape, self.original_shape):
             return SAME_ROWS
         return None
+
+
+def emit_refusal(trace: Trace, node: str | None, candidate: Candidate) -> None:
+    """The `refusal` event of a candidate set aside (refused, or rejected for a known result)."""
+    trace.emit(
+        "refusal",
+        node=node,
+        summary=candidate.reason,
+        candidate=candidate.id,
+        verdict=candidate.verdict,
+        sql=candidate.sql,
+    )

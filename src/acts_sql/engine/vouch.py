@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.trust import TrustContext
+from acts_sql.engine.trust import TrustContext, emit_refusal
 
 
 def vouched(outcome: SearchOutcome, trust: TrustContext, trace: Trace) -> SearchOutcome:
@@ -27,14 +27,7 @@ def vouched(outcome: SearchOutcome, trust: TrustContext, trace: Trace) -> Search
     if refusal is None:
         return outcome
     candidate.verdict, candidate.reason, candidate.judge = "refused", refusal, None
-    trace.emit(
-        "refusal",
-        node=candidate.node,
-        summary=refusal,
-        candidate=candidate.id,
-        verdict="refused",
-        sql=candidate.sql,
-    )
+    emit_refusal(trace, candidate.node, candidate)
     return outcome.model_copy(
         update={"accepted": None, "best": candidate, "stop_reason": f"refused: {refusal}"}
     )
