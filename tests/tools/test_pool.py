@@ -203,6 +203,93 @@ def test_once_a_draw_repeats_a_rejected_sql_the_later_draws_are_told_not_to():
     assert "Do not repeat these SQL statements" in prompts[2] and rejected_sql in prompts[2]
 
 
+def test_a_sample_that_repeats_a_failing_candidate_of_its_pool_warns_the_later_draws():
+    """A failing SQL written again is no vote for anything: once a draw repeats one that
+    failed in this pool, the later draws are told not to write it, with its error."""
+    failing = "SELECT room_name FROM rooms"  # no such column
+    script = {
+        "generate_sql": [
+            gen(failing),  # greedy: fails
+            gen(failing),  # first sample: the same failing SQL
+            gen("SELECT name FROM rooms"),
+        ]
+    }
+    tool_env, _, llm = env(script, size=3, rules=False)
+    outcome = run(tool_env)
+    prompts = [r.messages[-1].content for r in llm.requests]
+    assert "Do not repeat" not in prompts[1]
+    assert "Do not repeat these SQL statements" in prompts[2]
+    assert failing in prompts[2] and "it fails: error: no such column: room_name" in prompts[2]
+    assert [(e.sql, e.votes) for e in outcome.candidates] == [
+        (failing, 2),
+        ("SELECT name FROM rooms", 1),
+    ]
+
+
+def test_a_greedy_answer_that_repeats_a_sql_the_run_saw_fail_is_asked_again_hotter():
+    """The engine's memory (BookMemory) reports a SQL that failed earlier in the run as one
+    not to repeat, so the pool re-asks with that SQL and its error shown."""
+    from acts_sql.engine.candidate_stage import BookMemory
+    from acts_sql.engine.candidates import CandidateBook
+    from acts_sql.engine.trust import TrustContext
+
+    failing = "SELECT room_name FROM rooms"
+    book = CandidateBook("sqlite")
+    error = ExecResult(status="error", error="no such column: room_name\nLINE 1: ...")
+    book.add("n1", failing, error, None, origin="greedy")
+    trust = TrustContext.build("sqlite", "SELECT room_id FROM rooms", None, False)
+    memory = BookMemory(book, trust)
+    assert memory.rejection("select room_name from rooms;") == (
+        "it fails: error: no such column: room_name"
+    )
+    assert memory.rejection("SELECT name FROM rooms") is None
+
+    script = {"generate_sql": [gen(failing), gen("SELECT name FROM rooms")]}
+    tool_env, executor, llm = env(script, rules=False, memory=memory)
+    outcome = run(tool_env)
+    assert [e.origin for e in outcome.candidates] == ["retry", "greedy"]
+    assert llm.requests[1].temperature >= 1.0
+    assert "it fails: error: no such column: room_name" in llm.requests[1].messages[-1].content
+    assert executor.statements == ["SELECT name FROM rooms"]  # the known failure is not re-run
+
+
+def _rejecting(sql):
+    return Memory(
+        known={sql: ExecResult(status="ok", columns=["room_id"], rows=[[1]], row_count=1)},
+        rejected={sql: "it is the user's SQL"},
+    )
+
+
+def test_a_pool_stops_drawing_once_two_draws_repeated_a_dropped_sql():
+    """Greedy and retry both hand back the rejected SQL: the two samples left are not
+    drawn (they would most likely repeat it too), and the outcome says why."""
+    rejected_sql = "SELECT room_id FROM rooms"
+    script = {"generate_sql": [gen(rejected_sql), gen(rejected_sql), gen("SELECT 1")]}
+    tool_env, _, llm = env(script, size=4, memory=_rejecting(rejected_sql))
+    outcome = run(tool_env)
+    assert len(llm.requests) == 2  # greedy and retry; no sample
+    assert [e.sql for e in outcome.candidates] == [rejected_sql]
+    stopped = outcome.output["pool_stopped"]
+    assert "3 of 4 draw(s) left" in stopped and "2 repeated" in stopped
+    assert stopped in outcome.summary
+
+
+def test_a_pool_keeps_drawing_while_its_draws_bring_something_new_or_when_told_to():
+    rejected_sql = "SELECT room_id FROM rooms"
+    new = [gen(f"SELECT room_id FROM rooms WHERE capacity > {n}") for n in (1, 2, 3, 4)]
+    script = {"generate_sql": [gen(rejected_sql), *new]}
+    tool_env, _, llm = env(script, size=4, memory=_rejecting(rejected_sql))
+    outcome = run(tool_env)  # one repeat, then new SQL: greedy, retry and three samples
+    assert len(llm.requests) == 5 and "pool_stopped" not in outcome.output
+    assert len(outcome.candidates) == 5  # the greedy repeat is there too, as known
+
+    script = {"generate_sql": [gen(rejected_sql)] * 5}
+    tool_env, _, llm = env(script, size=4, memory=_rejecting(rejected_sql))
+    tool_env.pool.stop_after_repeats = 0
+    run(tool_env)
+    assert len(llm.requests) == 5  # greedy, retry and three samples
+
+
 def test_a_reply_that_rewrites_sql_is_capped_by_the_length_of_that_sql():
     """About twice the SQL's tokens plus room for the JSON, within [256, 1024]: a runaway
     reply to a short statement stops early instead of at the backend's 1024 tokens."""

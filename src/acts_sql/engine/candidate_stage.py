@@ -31,7 +31,7 @@ from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
-from acts_sql.tools.pool import repairable
+from acts_sql.tools.pool import failure_reason, repairable
 from acts_sql.tools.rule_chain import RuleChain
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ RAW_PROSE_TOKENS = 192
 
 class BookMemory:
     """The candidate book as the tools' CandidateMemory; the user's SQL counts as rejected
-    from the start (a pool told so asks its next draws for something else)."""
+    from the start, and a SQL that failed to run as dropped (a pool told so asks its next
+    draws for something else)."""
 
     def __init__(self, book: CandidateBook, trust: TrustContext) -> None:
         self.book = book
@@ -57,7 +58,11 @@ class BookMemory:
         if self.trust.is_original(sql):
             return "it is the user's SQL, which the issue says does not do what it asks"
         known = self.book.known(sql)
-        if known is None or known.verdict not in ("rejected", "refused"):
+        if known is None:
+            return None
+        if known.verdict == "failed":
+            return failure_reason(known.result)
+        if known.verdict not in ("rejected", "refused"):
             return None
         return known.reason or known.verdict
 

@@ -21,6 +21,9 @@ class PoolSettings(BaseModel):
     temperature: float = Field(0.8, ge=0.0, le=2.0)
     rules: bool = True
     """Add deterministic repairs of failing candidates."""
+    stop_after_repeats: int = Field(2, ge=0)
+    """Draw no more once this many draws of the pool repeated a SQL already rejected or
+    failing (0: always draw `size`)."""
 
 
 class PoolEntry(BaseModel):

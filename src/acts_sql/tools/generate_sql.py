@@ -46,21 +46,29 @@ class GenerateSqlTool:
             path=format_path(call.path),
             hypothesis=args.hypothesis or "(none: use the most natural reading of the issue)",
         )
-        entries = collect_pool(env, ask, env.pool, env.memory)
+        stops: list[str] = []
+        entries = collect_pool(env, ask, env.pool, env.memory, stops=stops)
         if not entries:
             return ToolOutcome.failed(f"no usable SQL from the model: {ask.last_error}")
         first = ask.replies.get(entries[0].sql)
-        return pool_outcome(env, entries, rationale=first.rationale if first else "")
+        return pool_outcome(
+            env, entries, rationale=first.rationale if first else "", stopped="; ".join(stops)
+        )
 
 
-def pool_outcome(env: ToolEnv, entries: list[PoolEntry], *, rationale: str = "") -> ToolOutcome:
-    """Describe a pool; its first candidate is the node's representative."""
+def pool_outcome(
+    env: ToolEnv, entries: list[PoolEntry], *, rationale: str = "", stopped: str = ""
+) -> ToolOutcome:
+    """Describe a pool; its first candidate is the node's representative. `stopped`: why
+    the pool drew fewer candidates than its size, if it did."""
     first = entries[0]
     shown = first.result.summary() if env.execution_enabled else f"executed: {first.result.status}"
     summary = f"candidate:\n{first.sql}\nresult: {shown}"
     if len(entries) > 1:
         running = sum(1 for e in entries if e.result.ok)
         summary += f"\n(pool: {len(entries)} distinct candidate(s), {running} run)"
+    if stopped:
+        summary += f"\n(pool {stopped})"
     return ToolOutcome(
         status="done",
         summary=summary,
@@ -72,6 +80,7 @@ def pool_outcome(env: ToolEnv, entries: list[PoolEntry], *, rationale: str = "")
                 {"sql": e.sql, "origin": e.origin, "votes": e.votes, "status": e.result.status}
                 for e in entries
             ],
+            **({"pool_stopped": stopped} if stopped else {}),
         },
         candidate_sql=first.sql,
         candidate_result=first.result,

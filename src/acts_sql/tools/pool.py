@@ -4,12 +4,19 @@ A node that writes SQL (`generate_sql`, the repair step of `split_fix_syntax`)
 produces a pool of up to `PoolSettings.size` LLM candidates:
 
 1. the greedy answer (temperature 0). When it repeats a SQL the run already
-   rejected (the user's own SQL counts as rejected from the start), it is
-   asked again once, with that SQL shown as one not to repeat and a higher
-   temperature;
+   rejected or saw fail (the user's own SQL counts as rejected from the
+   start), it is asked again once, with that SQL and why it was dropped shown
+   as one not to repeat, and a higher temperature;
 2. samples at `PoolSettings.temperature`, each with its own seed (a local
    model reuses the cached prompt: only the reply is new work); once a draw
-   has repeated a rejected SQL, the later draws are told not to repeat it;
+   has repeated a rejected or failing SQL (of the run, or of this pool), the
+   later draws are told not to repeat it. Once `PoolSettings.stop_after_repeats`
+   draws have repeated such a SQL, the pool draws no more: the model's
+   distribution is peaked there (a small model at temperature 0.8 writes the
+   same 300-token statement five times over, since sampling truncates to the
+   likeliest tokens before the temperature applies), and each further draw
+   would most likely be one more paid repeat. The calls saved go to the
+   search's next node;
 3. deterministic candidates for every distinct LLM candidate that fails to
    run: the syntax-stage repairs of the rule chain (:mod:`acts_sql.sql.rules`,
    origin ``rule:<name>``), such as unknown tables and columns replaced by the
@@ -117,20 +124,49 @@ class _Collector:
         finally:
             self.close()
 
+    def failure(self, sql: str) -> str | None:
+        """Why the candidate of this pool with this text failed (waiting for its execution,
+        which the pool waits for anyway); None when it ran or is not in the pool."""
+        item = self._index.get(normalize_sql(clean_sql(sql), self.env.task.dialect))
+        if item is None:
+            return None
+        outcome = item.outcome
+        if isinstance(outcome, Future):
+            if outcome.exception() is not None:
+                return None  # raised again, and reported, by finish()
+            outcome = outcome.result()
+        return None if outcome.ok else failure_reason(outcome)
+
     def close(self) -> None:
         self._runner.shutdown(wait=True, cancel_futures=True)
 
 
-class _Avoid:
-    """The rejected SQL a pool has run into, as a note for its next draws."""
+FAILURE_CHARS = 200
+"""How much of an error a "do not repeat" note quotes."""
 
-    def __init__(self, memory: CandidateMemory | None) -> None:
+
+def failure_reason(result: ExecResult) -> str:
+    """A failing result as a reason not to repeat its SQL: the first line of the error."""
+    first = (result.failure().splitlines() or [""])[0].strip()
+    if len(first) > FAILURE_CHARS:
+        first = first[: FAILURE_CHARS - 3] + "..."
+    return f"it fails: {first}"
+
+
+class _Avoid:
+    """The rejected or failing SQL a pool has run into, as a note for its next draws."""
+
+    def __init__(self, memory: CandidateMemory | None, pool: _Collector) -> None:
         self.memory = memory
+        self.pool = pool
         self.seen: dict[str, str] = {}
 
     def learn(self, sql: str) -> bool:
-        """Whether `sql` repeats a rejected one (then later draws are told not to)."""
+        """Whether `sql` repeats a SQL the run rejected or saw fail, or one of this pool
+        that failed (then later draws are told not to write it again)."""
         reason = self.memory.rejection(sql) if self.memory is not None else None
+        if reason is None:
+            reason = self.pool.failure(sql)
         if reason is None:
             return False
         self.seen.setdefault(" ".join(clean_sql(sql).split()), reason)
@@ -141,7 +177,7 @@ class _Avoid:
             return ""
         listed = "\n".join(f"- {sql} ({why})" for sql, why in self.seen.items())
         return (
-            "Do not repeat these SQL statements; they were already tried and rejected:\n"
+            "Do not repeat these SQL statements; they were already tried and dropped:\n"
             f"{listed}\nWrite a different correction."
         )
 
@@ -151,24 +187,37 @@ def collect_pool(
     ask: Ask,
     settings: PoolSettings,
     memory: CandidateMemory | None = None,
+    *,
+    stops: list[str] | None = None,
 ) -> list[PoolEntry]:
-    """Write, deduplicate and execute one node's candidates (see the module doc)."""
+    """Write, deduplicate and execute one node's candidates (see the module doc).
+
+    When the pool stops drawing early, why is appended to `stops`."""
     pool = _Collector(env, memory)
-    avoid = _Avoid(memory)
+    avoid = _Avoid(memory, pool)
     _send_samples_ahead(env, ask, settings)
+    repeats = 0
     try:
         greedy = ask(0.0, 0, "")
         if greedy is not None and avoid.learn(greedy):
+            repeats += 1
             retry = ask(max(settings.temperature, RETRY_TEMPERATURE), 0, avoid.note())
             if retry is not None:
-                avoid.learn(retry)
+                repeats += avoid.learn(retry)
                 pool.add(retry, "retry")
         if greedy is not None:
             pool.add(greedy, "greedy")
         for seed in range(1, settings.size):
+            if settings.stop_after_repeats and repeats >= settings.stop_after_repeats:
+                if stops is not None:
+                    stops.append(
+                        f"stopped drawing with {settings.size - seed} of {settings.size} "
+                        f"draw(s) left: {repeats} repeated a SQL already rejected or failing"
+                    )
+                break
             sample = ask(settings.temperature, seed, avoid.note())
             if sample is not None:
-                avoid.learn(sample)
+                repeats += avoid.learn(sample)
                 pool.add(sample, "sample")
         entries = pool.finish()
     except BaseException:

@@ -109,13 +109,14 @@ class SplitFixSyntaxTool:
             units="\n".join(c.line() for c in checks) or "(no units)",
             reading=sqlglot_reading(sql, env.task.dialect),
         )
-        entries = collect_pool(env, ask, env.pool, env.memory)
+        stops: list[str] = []
+        entries = collect_pool(env, ask, env.pool, env.memory, stops=stops)
         if not entries:
             return ToolOutcome.failed(
                 f"no usable repair: {ask.last_error}",
                 units=[c.model_dump() for c in checks],
             )
-        outcome = pool_outcome(env, entries)
+        outcome = pool_outcome(env, entries, stopped="; ".join(stops))
         outcome.output.update({"decomposed_by": source, "units": [c.model_dump() for c in checks]})
         bad = [c.name for c in checks if c.status != "ok"]
         outcome.summary = (
