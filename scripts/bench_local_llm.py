@@ -24,6 +24,16 @@ either is timed: the first call of a prompt evaluates it, the second reuses
 it). --json prints one JSON object; --out FILE keeps one JSON line per
 prompt and, run again, skips the prompts already in it (resumable).
 
+With --sampling, only this: the same prompts, each answered greedily (not
+timed: it evaluates the prompt), then sampled --samples times at
+--temperature by llama-cpp-python's loop (``ACTS_SQL_SAMPLER=llama-cpp``, its
+sampler applies the JSON grammar to the whole vocabulary) and as many times
+by the project's decoder (the grammar asked about the drawn token only), the
+same seeds in both. Per sampler: tokens written, generation seconds, tokens
+per second, distinct replies, replies that parse as JSON, replies equal to
+the greedy one; `ratio` is the project's tokens per second over
+llama-cpp-python's. --json and --out as above.
+
 The machine has 2 cores and is shared: the load average is printed first;
 numbers taken while other jobs run are slower (llama.cpp's threads wait for
 each other when a core is taken).
@@ -32,6 +42,8 @@ each other when a core is taken).
         [--repeat 3] [--prefix-tokens 1500] [--tail-tokens 200] [--demo]
     .venv/bin/python scripts/bench_local_llm.py --prompt-lookup --json
         [--model qwen2.5-coder-1.5b] [--limit N] [--out results.jsonl]
+    .venv/bin/python scripts/bench_local_llm.py --sampling --json [--samples 3]
+        [--temperature 0.8] [--model ...] [--limit N] [--out results.jsonl]
 """
 
 from __future__ import annotations
@@ -281,13 +293,7 @@ def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict
 def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
     data = json.loads(LOOKUP_PROMPTS.read_text())
     items = data["prompts"][: args.limit] if args.limit else data["prompts"]
-    done: dict[str, dict[str, Any]] = {}
-    out = Path(args.out) if args.out else None
-    if out is not None and out.exists():
-        for line in out.read_text().splitlines():
-            row = json.loads(line)
-            if row.get("model") == args.model:
-                done[row["id"]] = row
+    done = _resumed(args)
     off = LocalBackend(args.model, prompt_lookup=False)
     on = LocalBackend(args.model, prompt_lookup=True)
     off.load()
@@ -296,12 +302,7 @@ def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
             continue
         request = lookup_request(item, data["schema"], args.gen_tokens)
         row = {"id": item["id"], "model": args.model, **lookup_one(off, on, request)}
-        done[item["id"]] = row
-        if out is not None:
-            with out.open("a") as handle:
-                handle.write(json.dumps(row) + "\n")
-        if not args.json:
-            print(json.dumps(row))
+        _keep(args, done, row)
     rows = [done[item["id"]] for item in items]
     seconds_off = sum(r["seconds_off"] for r in rows)
     seconds_on = sum(r["seconds_on"] for r in rows)
@@ -330,6 +331,107 @@ def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+SAMPLERS = ("llama-cpp", "project")
+
+
+def sampling_one(
+    backends: dict[str, LocalBackend], request: LLMRequest, samples: int, temperature: float
+) -> dict[str, Any]:
+    """The prompt answered greedily, then `samples` draws by each sampler (same seeds)."""
+    greedy = backends["project"].complete(request).text
+    row: dict[str, Any] = {"purpose": request.purpose}
+    for sampler in SAMPLERS:
+        texts, tokens, seconds = [], 0, 0.0
+        for seed in range(1, samples + 1):
+            draw = request.model_copy(update={"temperature": temperature, "seed": seed})
+            texts.append(backends[sampler].complete(draw).text)
+            stats = backends[sampler].last_call
+            assert stats is not None
+            tokens += stats.completion_tokens
+            seconds += stats.generation_seconds
+        row[sampler] = {
+            "completion_tokens": tokens,
+            "seconds": round(seconds, 3),
+            "distinct": len(set(texts)),
+            "json_ok": sum(_parses(text) for text in texts),
+            "same_as_greedy": sum(text == greedy for text in texts),
+        }
+    return row
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def bench_sampling(args: argparse.Namespace) -> dict[str, Any]:
+    data = json.loads(LOOKUP_PROMPTS.read_text())
+    items = data["prompts"][: args.limit] if args.limit else data["prompts"]
+    done = _resumed(args)
+    backends = {
+        "llama-cpp": LocalBackend(args.model, project_sampler=False),
+        "project": LocalBackend(args.model, project_sampler=True),
+    }
+    backends["project"].load()
+    for item in items:
+        if item["id"] in done:
+            continue
+        request = lookup_request(item, data["schema"], args.gen_tokens)
+        row = {
+            "id": item["id"],
+            "model": args.model,
+            **sampling_one(backends, request, args.samples, args.temperature),
+        }
+        _keep(args, done, row)
+    rows = [done[item["id"]] for item in items]
+    result: dict[str, Any] = {
+        "model": args.model,
+        "prompts": len(rows),
+        "samples_per_prompt": args.samples,
+        "temperature": args.temperature,
+    }
+    for sampler in SAMPLERS:
+        tokens = sum(r[sampler]["completion_tokens"] for r in rows)
+        seconds = sum(r[sampler]["seconds"] for r in rows)
+        result[sampler] = {
+            "completion_tokens": tokens,
+            "seconds": round(seconds, 2),
+            "tokens_per_s": round(tokens / seconds, 2) if seconds else None,
+            **{
+                key: sum(r[sampler][key] for r in rows)
+                for key in ("distinct", "json_ok", "same_as_greedy")
+            },
+        }
+    stock, ours = result["llama-cpp"]["tokens_per_s"], result["project"]["tokens_per_s"]
+    result["ratio"] = round(ours / stock, 3) if stock and ours else None
+    result["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def _resumed(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The rows of --out already written for this model."""
+    done: dict[str, dict[str, Any]] = {}
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists():
+        for line in out.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("model") == args.model:
+                done[row["id"]] = row
+    return done
+
+
+def _keep(args: argparse.Namespace, done: dict[str, dict[str, Any]], row: dict[str, Any]) -> None:
+    done[row["id"]] = row
+    if args.out:
+        with Path(args.out).open("a") as handle:
+            handle.write(json.dumps(row) + "\n")
+    if not args.json:
+        print(json.dumps(row))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
@@ -343,14 +445,19 @@ def main() -> None:
     parser.add_argument(
         "--prompt-lookup", action="store_true", help="only: prompt lookup off vs on, same run"
     )
+    parser.add_argument(
+        "--sampling", action="store_true", help="only: llama-cpp-python's sampler vs the project's"
+    )
+    parser.add_argument("--samples", type=int, default=3, help="draws per prompt and sampler")
+    parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--limit", type=int, default=0, help="the first N prompts only")
     parser.add_argument("--out", help="JSON lines per prompt; resumes from it")
     args = parser.parse_args()
-    if args.prompt_lookup:
+    if args.prompt_lookup or args.sampling:
         if args.gen_tokens == 128:
             args.gen_tokens = 400  # whole answers: a copied statement is 100-300 tokens
-        result = bench_prompt_lookup(args)
+        result = bench_sampling(args) if args.sampling else bench_prompt_lookup(args)
         print(json.dumps(result) if args.json else json.dumps(result, indent=2))
         return
 

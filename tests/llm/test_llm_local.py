@@ -227,7 +227,7 @@ class FakeEngine:
         written = self.llama.n_tokens - self.prompt_length
         token = self.reply[written] if written < len(self.reply) else EOG
         row = np.zeros(len(self.llama.vocab) + 2, dtype=np.float32)
-        row[token] = 1.0
+        row[token] = 30.0  # so sure of it that a sample writes it too
         return row
 
     def truncate(self, n_tokens: int) -> None:
@@ -339,7 +339,7 @@ def test_the_schema_becomes_a_grammar_and_the_request_settings_are_passed(
 
 def test_a_request_seed_tells_the_samples_of_a_pool_apart(fake_model: dict[str, Any]) -> None:
     fake_model["replies"] += ["a", "b", "c"]
-    backend = LocalBackend(str(fake_model["path"]), seed=7)
+    backend = LocalBackend(str(fake_model["path"]), seed=7, project_sampler=False)
     for seed in (None, 1, 2):
         request = LLMRequest(
             purpose="generate_sql",
@@ -362,6 +362,27 @@ def test_the_samples_of_a_pool_reuse_the_evaluated_prompt(fake_model: dict[str, 
     assert usages[0].cached_prompt_tokens == 0
     for usage in usages[1:]:  # all but the last prompt token, whose logits are sampled
         assert usage.cached_prompt_tokens == usage.prompt_tokens - 1
+
+
+@needs_numpy
+def test_samples_are_drawn_by_the_projects_decoder_unless_the_environment_says(
+    fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_model["replies"] += ["SELECT a FROM t", "SELECT b FROM t", "SELECT c FROM t"]
+    backend = LocalBackend(str(fake_model["path"]), seed=7)
+    assert backend.project_sampler
+    text, usage = ask(backend, "x", purpose="generate_sql", temperature=0.8, seed=1)
+    assert text.split() == ["SELECT", "a", "FROM", "t"] and usage.completion_tokens == 4
+    assert backend.last_call is not None and backend.last_call.decoder == "sampler"
+    assert fake_model["llama"].calls == []  # llama-cpp-python's loop was not used
+    ask(backend, "x", purpose="plan")  # greedy, not a copying purpose: llama-cpp-python's loop
+    assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+    monkeypatch.setenv("ACTS_SQL_SAMPLER", "llama-cpp")
+    stock = LocalBackend(str(fake_model["path"]), seed=7)
+    assert not stock.project_sampler
+    ask(stock, "x", purpose="generate_sql", temperature=0.8, seed=2)
+    assert stock.last_call is not None and stock.last_call.decoder == "llama-cpp-python"
+    assert fake_model["llama"].calls[-1]["seed"] == 9
 
 
 @needs_numpy
@@ -780,7 +801,9 @@ def test_pool_samples_continue_from_one_evaluated_prompt() -> None:
         sample = request.model_copy(update={"temperature": 0.8, "seed": seed})
         texts.append(backend.complete(sample).text)
         stats = backend.last_call
-        assert stats is not None and stats.evaluated_prompt_tokens <= 1
+        assert stats is not None and stats.decoder == "sampler"
+        assert isinstance(json.loads(texts[-1])["sql"], str)  # the grammar held
+        assert stats.evaluated_prompt_tokens <= 1
         assert stats.cached_prompt_tokens == stats.prompt_tokens - 1
     again = request.model_copy(update={"temperature": 0.8, "seed": 1})
     assert backend.complete(again).text == texts[0]  # a sample is reproducible

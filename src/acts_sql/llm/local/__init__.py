@@ -7,9 +7,10 @@ package does not import llama-cpp-python. The modules:
 ===============  ===============================================================
 ``backend``      :class:`LocalBackend`, one loaded model per process
 ``call``         one completion: prompt, limits, which decoder, usage
-``decoder``      the project's greedy decoder (llama-cpp-python's rules, lean)
+``decoder``      the project's decoder (llama-cpp-python's rules, lean)
 ``lookup``       prompt lookup on token lists: drafter, acceptance, draft length
-``grammar``      greedy decoding under a JSON grammar, argmax checked first
+``sampling``     drawing at a temperature: llama.cpp's chain on the top tokens
+``grammar``      decoding under a JSON grammar, the chosen token checked first
 ``guards``       stopping early: verbatim loops, the call's deadline
 ``prompt_eval``  the reused KV prefix; prompt batches that stop at a deadline
 ``threads``      how many threads, without polling the system on every call
@@ -41,6 +42,15 @@ Prompt lookup
     prompt already can). ``ACTS_SQL_PROMPT_LOOKUP=0`` turns it off
     (llama-cpp-python's own loop then writes every reply), ``=all`` uses it
     for every greedy request.
+
+Samples
+    A request at a temperature above 0 (the samples of a candidate pool) is
+    written by the same decoder without lookup, each token drawn from
+    llama-cpp-python's default chain (top-k 40, top-p 0.95, min-p 0.05, then
+    the temperature) computed on the top tokens, the grammar asked about the
+    drawn token only (:mod:`~acts_sql.llm.local.sampling`).
+    ``ACTS_SQL_SAMPLER=llama-cpp`` hands samples to llama-cpp-python's loop,
+    which applies the grammar to the whole vocabulary at every token.
 
 Prefix reuse (the KV cache)
     llama.cpp keeps the keys and values of the tokens it evaluated last;

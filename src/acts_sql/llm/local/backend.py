@@ -31,6 +31,7 @@ from acts_sql.llm.local.call import (
     CallStats,
     LoadedModel,
     lookup_purposes_from_env,
+    project_sampler_enabled,
     prompt_lookup_enabled,
 )
 from acts_sql.llm.local.prompt_eval import deadline_error
@@ -105,11 +106,15 @@ class LocalBackend:
         extra_buffers: bool = False,
         prompt_lookup: bool | None = None,
         lookup_purposes: frozenset[str] | None = PROMPT_LOOKUP_PURPOSES,
+        project_sampler: bool | None = None,
     ) -> None:
         """`model` is a registry name or a .gguf path. `max_tokens` caps every
         request's own limit. `prompt_lookup` (default: ACTS_SQL_PROMPT_LOOKUP,
         on) decodes greedy requests of `lookup_purposes` (None: of every
         purpose; ACTS_SQL_PROMPT_LOOKUP=all says so too) with prompt lookup.
+        `project_sampler` (default: on unless ACTS_SQL_SAMPLER=llama-cpp) draws
+        the tokens of requests at a temperature above 0 with the project's
+        decoder instead of llama-cpp-python's loop.
         Nothing is loaded until :meth:`load` or the first call; the model
         name, path and llama-cpp-python are checked now."""
         text = (model or DEFAULT_LOCAL_MODEL).strip()
@@ -150,6 +155,9 @@ class LocalBackend:
             lookup_purposes_from_env()
             if lookup_purposes is PROMPT_LOOKUP_PURPOSES
             else lookup_purposes
+        )
+        self.project_sampler = (
+            project_sampler_enabled() if project_sampler is None else project_sampler
         )
         self.last_call: CallStats | None = None
 
@@ -224,6 +232,7 @@ class LocalBackend:
                 deadline=deadline,
                 lookup=self.prompt_lookup
                 and (self.lookup_purposes is None or request.purpose in self.lookup_purposes),
+                sampler=self.project_sampler,
                 adapt_threads=self.fixed_threads is None,
             )
         finally:

@@ -2,12 +2,16 @@
 
 :class:`LoadedModel` holds one llama.cpp model and context with the lock that
 serializes its use. :meth:`LoadedModel.run` renders and tokenizes the
-request, then decodes it one of two ways:
+request, then decodes it one of three ways:
 
 - greedy requests of the purposes that copy their prompt
   (:data:`PROMPT_LOOKUP_PURPOSES`) go to the project's decoder
   (:func:`~acts_sql.llm.local.decoder.decode_greedy`) with prompt lookup;
-- everything else (samples, the other purposes, ``ACTS_SQL_PROMPT_LOOKUP=0``)
+- samples (a temperature above 0) to the same decoder without lookup, each
+  token drawn by :class:`~acts_sql.llm.local.sampling.SampleChooser`
+  (``ACTS_SQL_SAMPLER=llama-cpp`` sends them to llama-cpp-python's loop, as
+  before);
+- everything else (the other purposes, ``ACTS_SQL_PROMPT_LOOKUP=0``)
   to llama-cpp-python's ``create_completion``.
 
 Both write greedy tokens by the same rules; llama.cpp's logits for a position
@@ -35,6 +39,7 @@ from acts_sql.llm.local.grammar import GrammarCache
 from acts_sql.llm.local.guards import DeadlineGuard, RepetitionGuard, Stops
 from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter
 from acts_sql.llm.local.prompt_eval import PromptDeadline, deadline_error, reused_prefix
+from acts_sql.llm.local.sampling import SampleChooser
 from acts_sql.llm.local.threads import ThreadGovernor
 
 PROMPT_LOOKUP_PURPOSES = frozenset({"generate_sql", "fix_syntax", "decompose", "correct"})
@@ -46,6 +51,13 @@ class LocalContextError(LLMError):
 
 
 ALL_PURPOSES = "all"
+STOCK_SAMPLER = "llama-cpp"
+
+
+def project_sampler_enabled() -> bool:
+    """ACTS_SQL_SAMPLER: samples are drawn by the project's decoder unless it is
+    ``llama-cpp`` (llama-cpp-python's own loop, what ran before)."""
+    return os.environ.get("ACTS_SQL_SAMPLER", "").strip().lower() != STOCK_SAMPLER
 
 
 def prompt_lookup_enabled() -> bool:
@@ -78,7 +90,8 @@ class CallStats:
     ``deadline`` (the request's ``timeout_s`` passed: a partial reply)."""
     threads: int
     decoder: str = "llama-cpp-python"
-    """``llama-cpp-python`` (its own loop) or ``lookup`` (the project's, with prompt lookup)."""
+    """``llama-cpp-python`` (its own loop), ``lookup`` (the project's, with prompt lookup)
+    or ``sampler`` (the project's, drawing at the request's temperature)."""
     drafted_tokens: int = 0
     accepted_tokens: int = 0
     """Draft tokens evaluated, and those greedy decoding confirmed (prompt lookup)."""
@@ -114,6 +127,7 @@ class _Written:
     prompt_seconds: float
     generation_seconds: float
     decode: DecodeStats | None = None
+    sampled: bool = False
 
 
 class LoadedModel:
@@ -197,6 +211,7 @@ class LoadedModel:
         threads: int,
         deadline: float | None = None,
         lookup: bool = False,
+        sampler: bool = False,
         adapt_threads: bool = False,
     ) -> tuple[CallStats, str]:
         """One completion with `threads` threads; the caller holds :attr:`lock`.
@@ -204,7 +219,9 @@ class LoadedModel:
         `deadline` (``time.perf_counter``; the request's ``timeout_s`` counted
         from when the call began) stops it: LLMDeadlineError before or during
         the prompt, a partial reply (``stopped_by`` ``deadline``) after.
-        `lookup`: decode a greedy request with prompt lookup. `adapt_threads`:
+        `lookup`: decode a greedy request with prompt lookup. `sampler`: draw the
+        tokens of a request at a temperature above 0 with the project's decoder
+        (seeded with `seed`). `adapt_threads`:
         let the governor change the thread count while decoding.
         """
         started = time.perf_counter()
@@ -221,6 +238,8 @@ class LoadedModel:
         try:
             if lookup and request.temperature == 0:
                 written = self._run_lookup(call, adapt_threads)
+            elif sampler and request.temperature > 0:
+                written = self._run_sampled(call, seed, adapt_threads)
             else:
                 written = self._run_stock(call, seed)
         except PromptDeadline as stop:
@@ -331,6 +350,25 @@ class LoadedModel:
     def _run_lookup(self, call: _Call, adapt_threads: bool) -> _Written:
         """The project's greedy decoder with prompt lookup."""
         engine = self.engine()
+        chooser = engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
+        return self._run_project(call, engine, chooser, NgramDrafter(call.prompt), adapt_threads)
+
+    def _run_sampled(self, call: _Call, seed: int, adapt_threads: bool) -> _Written:
+        """The project's decoder, drawing each token at the request's temperature."""
+        engine = self.engine()
+        grammar = engine.grammar_check(call.grammar) if call.grammar is not None else None
+        chooser = SampleChooser(call.request.temperature, seed, grammar)
+        return self._run_project(call, engine, chooser, None, adapt_threads)
+
+    def _run_project(
+        self,
+        call: _Call,
+        engine: Any,
+        chooser: Any,
+        drafter: NgramDrafter | None,
+        adapt_threads: bool,
+    ) -> _Written:
+        """The project's decoder: evaluate the prompt past the cached prefix, then write."""
         engine.truncate(call.cached)
         began = time.perf_counter()
         first = engine.evaluate_prompt(call.prompt[call.cached :], call.deadline)
@@ -343,7 +381,6 @@ class LoadedModel:
             stop=[s.encode("utf-8") for s in _stop_strings(call.formatted.stop)],
             criteria=call.stops,
         )
-        chooser = engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
 
         def on_step(tokens: int, seconds: float) -> None:
             if adapt_threads:
@@ -355,7 +392,7 @@ class LoadedModel:
             first,
             transcript,
             chooser,
-            NgramDrafter(call.prompt),
+            drafter,
             DraftLength(),
             on_step,
             self.draft_gate(call.threads),
@@ -368,6 +405,7 @@ class LoadedModel:
             prompt_seconds=prompt_seconds,
             generation_seconds=time.perf_counter() - began,
             decode=stats,
+            sampled=drafter is None,
         )
 
     def _text(self, call: _Call, written: _Written) -> str:
@@ -393,7 +431,9 @@ class LoadedModel:
             seconds=time.perf_counter() - call.started,
             stopped_by=stopped_by,
             threads=call.threads,
-            decoder="llama-cpp-python" if decode is None else "lookup",
+            decoder=(
+                "llama-cpp-python" if decode is None else "sampler" if written.sampled else "lookup"
+            ),
             drafted_tokens=decode.drafted if decode else 0,
             accepted_tokens=decode.accepted if decode else 0,
             decode_steps=decode.steps if decode else 0,

@@ -1,4 +1,4 @@
-"""The project's greedy decoder: llama-cpp-python's loop, lean, with prompt lookup.
+"""The project's decoder: llama-cpp-python's loop, lean, with prompt lookup.
 
 :func:`decode_greedy` writes what ``Llama.create_completion`` writes at
 temperature 0 from the same logits (the same stop rules: end-of-generation
@@ -11,7 +11,9 @@ rejected rest are dropped. On this machine's 2 cores a batch of 4 costs 2.4x
 a single token and a batch of 8 4x, so a reply that copies its prompt is
 written up to twice as fast. The evaluation primitives come from an
 :class:`Engine` (llama.cpp's in :class:`~acts_sql.llm.local.engine.LlamaEngine`;
-a stand-in in the unit tests).
+a stand-in in the unit tests). Given a sampling chooser
+(:class:`~acts_sql.llm.local.sampling.SampleChooser`) and no drafter, the same
+loop writes a sample instead of the greedy reply.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """llama-cpp-python underneath: the version check, loading, and the evaluation primitives.
 
 The project reaches past llama-cpp-python's public API in a few places: the
-greedy grammar sampler (``Llama._model``, ``LlamaGrammar._grammar``), the
+grammar checks of the decoders (``Llama._model``, ``LlamaGrammar._grammar``), the
 decoder's batch evaluation with logits for every position and its KV-cache
 roll-back (``Llama._ctx``, ``Llama._batch``, ``input_ids``), the deadline
 between prompt batches (``Llama.eval``, ``Llama._init_sampler``). They are
@@ -233,3 +233,8 @@ class LlamaEngine:
         from acts_sql.llm.local.grammar import GreedyGrammarSampler
 
         return GreedyGrammarSampler(self.llama, grammar)
+
+    def grammar_check(self, grammar: Any) -> Any:
+        from acts_sql.llm.local.grammar import GrammarCheck
+
+        return GrammarCheck(self.llama, grammar)
