@@ -352,9 +352,14 @@ def test_a_request_seed_tells_the_samples_of_a_pool_apart(fake_model: dict[str, 
     assert {c["temperature"] for c in fake_model["llama"].calls} == {0.8}
 
 
-def test_the_samples_of_a_pool_reuse_the_evaluated_prompt(fake_model: dict[str, Any]) -> None:
+@pytest.mark.parametrize("project_sampler", [False, pytest.param(True, marks=needs_numpy)])
+def test_the_samples_of_a_pool_reuse_the_evaluated_prompt(
+    fake_model: dict[str, Any], project_sampler: bool
+) -> None:
     fake_model["replies"] += ["greedy", "one", "two", "three"]
-    backend = LocalBackend(str(fake_model["path"]), prompt_lookup=False)
+    backend = LocalBackend(
+        str(fake_model["path"]), prompt_lookup=False, project_sampler=project_sampler
+    )
     usages = []
     for seed, temperature in ((None, 0.0), (1, 0.8), (2, 0.8), (3, 0.8)):
         _, usage = ask(backend, "x", purpose="generate_sql", seed=seed, temperature=temperature)
