@@ -30,7 +30,7 @@ timed: it evaluates the prompt), then sampled --samples times at
 sampler applies the JSON grammar to the whole vocabulary) and as many times
 by the project's decoder (the grammar asked about the drawn token only), the
 same seeds in both. Per sampler: tokens written, generation seconds, tokens
-per second, distinct replies, replies that parse as JSON, replies equal to
+per second, distinct replies, replies the engine reads a JSON object from, replies equal to
 the greedy one; `ratio` is the project's tokens per second over
 llama-cpp-python's. --json and --out as above.
 
@@ -60,6 +60,7 @@ from acts_sql import correct
 from acts_sql.cli.demo import LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS, script_path
 from acts_sql.demo import demo_db_path, load_tasks
 from acts_sql.llm.base import LLMRequest, LLMResponse, Message
+from acts_sql.llm.jsonrepair import JsonExtractionError, extract_json
 from acts_sql.llm.local import CallStats, LocalBackend
 from acts_sql.llm.models import ProgressEvent
 from acts_sql.llm.prompting import load_template, render
@@ -360,9 +361,10 @@ def sampling_one(
 
 
 def _parses(text: str) -> bool:
+    """Whether the engine reads a JSON object out of the reply (raw newlines in strings allowed)."""
     try:
-        json.loads(text)
-    except ValueError:
+        extract_json(text)
+    except JsonExtractionError:
         return False
     return True
 
