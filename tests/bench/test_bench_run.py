@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from acts_sql.bench.loader import load_solutions, load_tasks
+from acts_sql.bench.machine import machine_label
 from acts_sql.bench.models import Status
 from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.selection import TaskFilter
@@ -75,6 +76,7 @@ def test_raw_method_over_three_dev_tasks_end_to_end(dev_sqlite, tmp_path):
     assert [r["llm_calls"] for r in records] == [1, 1, 1]
     assert records[0]["accepted"] and not records[2]["accepted"]
     assert all(r["prompt_tokens"] > 0 and (out / r["trace_file"]).exists() for r in records)
+    assert {r["machine"] for r in records} == {machine_label()}  # seconds say where they ran
     # predictions in the official format, in task order
     preds = [json.loads(line) for line in (out / "preds.jsonl").read_text().splitlines()]
     assert [set(p) for p in preds] == [{"instance_id", "pred_sqls"}] * 3

@@ -10,7 +10,7 @@ from acts_sql.bench.runner import BenchRecord
 from acts_sql.cli.app import app
 
 
-def write_run(directory, method, statuses, calls):
+def write_run(directory, method, statuses, calls, machines=None):
     directory.mkdir(parents=True)
     lines = []
     for index, (status, n) in enumerate(zip(statuses, calls, strict=True)):
@@ -27,6 +27,7 @@ def write_run(directory, method, statuses, calls):
             prompt_tokens=100 * n,
             completion_tokens=10 * n,
             seconds=float(n),
+            machine=machines[index] if machines else "",
         )
         lines.append(record.model_dump_json())
     (directory / "records.jsonl").write_text("\n".join(lines) + "\n")
@@ -60,3 +61,30 @@ def test_compare_rejects_a_directory_without_records(tmp_path):
     result = CliRunner().invoke(app, ["bench", "compare", str(tmp_path), "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "not an `acts-sql bench` output" in result.output
+
+
+def test_compare_warns_when_the_seconds_come_from_different_machines(tmp_path):
+    amd, intel = "AMD EPYC, 2 cores", "Intel Xeon, 2 cores"
+    raw = write_run(tmp_path / "raw", "raw", ["passed", "failed"], [1, 1], [amd, amd])
+    acts = write_run(tmp_path / "acts", "acts", ["passed", "failed"], [5, 7], [amd, intel])
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(app, ["bench", "compare", str(raw), str(acts), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = {r["method"]: r for r in json.loads((out / "comparison.json").read_text())["rows"]}
+    assert rows["acts"]["machines"] == {amd: 1, intel: 1}
+    markdown = (out / "comparison.md").read_text()
+    assert "**The seconds come from 2 machine(s)**" in markdown
+    assert f"acts: {amd} (1), {intel} (1)" in markdown
+    same = tmp_path / "same"
+    CliRunner().invoke(app, ["bench", "compare", str(raw), "--out", str(same)])
+    assert "machine(s)" not in (same / "comparison.md").read_text()
+
+
+def test_the_machine_label_reads_the_cpu_model(tmp_path):
+    from acts_sql.bench.machine import cpu_model, machine_label
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n")
+    assert cpu_model(cpuinfo) == "AMD EPYC 7B13"
+    assert cpu_model(tmp_path / "missing") != ""  # platform's answer, or "unknown"
+    assert machine_label().endswith(" cores")

@@ -18,6 +18,7 @@ different models or code), its directory name.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field
 from acts_sql.bench.candidates import CandidateLine, load_candidate_lines
 from acts_sql.bench.errors import BenchDataError
 from acts_sql.bench.loader import read_jsonl
+from acts_sql.bench.machine import UNKNOWN
 from acts_sql.bench.models import Status, TaskKey
 from acts_sql.bench.report import MethodUsage, Tally, usage_of
 from acts_sql.bench.runner import RECORDS, BenchRecord
@@ -164,6 +166,8 @@ class ComparisonRow(BaseModel):
     trust: TrustSummary = Field(default_factory=TrustSummary)
     correct_to_broken: int | None = None
     broken_to_correct: int | None = None
+    machines: dict[str, int] = Field(default_factory=dict)
+    """Tasks per machine the row's seconds were measured on (`bench.machine`)."""
 
 
 class Comparison(BaseModel):
@@ -218,6 +222,7 @@ def compare(
             by_category=_by(results, "category"),
             usage=usage_of(list(mine)),
             trust=trust_of(mine, run.candidates),
+            machines=dict(Counter(r.machine or UNKNOWN for r in mine)),
         )
         if base is not None and index != base_index:
             was = {k for k in common if base[k].status == Status.PASSED}
@@ -348,7 +353,24 @@ def render_comparison(comparison: Comparison) -> str:
             "",
             f"correct→broken and broken→correct are counted against `{comparison.baseline}`.",
         ]
+    lines += _machines_note(rows)
     return "\n".join(lines) + "\n"
+
+
+def _machines_note(rows: list[ComparisonRow]) -> list[str]:
+    """A warning when the seconds come from more than one machine (an unknown one counts)."""
+    machines = sorted({m for r in rows for m in r.machines})
+    if len(machines) <= 1:
+        return []
+    per_run = "; ".join(
+        f"{r.name}: " + ", ".join(f"{m} ({n})" for m, n in sorted(r.machines.items())) for r in rows
+    )
+    return [
+        "",
+        f"**The seconds come from {len(machines)} machine(s)** (tasks per machine: {per_run}; "
+        f"`{UNKNOWN}`: recorded before the machine was kept). Compare seconds only between "
+        "tasks run on the same machine.",
+    ]
 
 
 def write_comparison(directory: Path, comparison: Comparison) -> None:

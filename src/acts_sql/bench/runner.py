@@ -25,6 +25,7 @@ from acts_sql.bench.errors import BenchDataError, DatabaseSetupError
 from acts_sql.bench.evaluability import check_task
 from acts_sql.bench.evaluate import load_items
 from acts_sql.bench.loader import read_jsonl
+from acts_sql.bench.machine import machine_label
 from acts_sql.bench.models import ScoredTask, Status, Task, TaskKey, TaskResult
 from acts_sql.bench.prepare import open_agent_executor, prepare_database
 from acts_sql.bench.report import BenchReport, build_bench_report, write_report, write_results
@@ -117,6 +118,9 @@ class BenchRecord(BaseModel):
     clock: list[str] = Field(default_factory=list)
     """What reads the clock in the task's SQL or tests (`TaskResult.clock`)."""
     clock_fixed: bool = False
+    machine: str = ""
+    """The CPU the task ran on (`bench.machine.machine_label`; empty in records written
+    before it was kept): seconds from different machines do not compare."""
 
     @property
     def key(self) -> TaskKey:
@@ -326,6 +330,7 @@ def task_record(
         temperature=spec.temperature,
         status=status,
         reason=reason,
+        machine=machine_label(),
         **extra,
     )
 
