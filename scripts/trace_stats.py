@@ -16,7 +16,10 @@ traces/). For each run, over its tasks:
 - judge: verdicts, and "accept" replies whose reason says the candidate is wrong;
 - outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
   is the issue SQL itself (whitespace and case aside);
-- cost: LLM calls by purpose, and the runaway replies (ones cut at their token cap).
+- cost: LLM calls and their seconds by purpose, the runaway replies (ones cut at their token
+  cap), and the writing rate (tokens per second) of the calls whose prompt was already in the
+  KV cache (their seconds are writing: the samples of a pool, mostly), by decoder (`decoder`
+  of the `llm_call` event; "unknown" in traces written before it was recorded).
 
 Older traces (before candidate pools) have no `candidate` events: their candidates are read
 from the statements that `generate_sql` and `split_fix_syntax` nodes executed.
@@ -97,6 +100,8 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
     events = trace.get("trace") or []
     stats: Counter[str] = Counter()
     purposes: Counter[str] = Counter()
+    seconds: Counter[str] = Counter()
+    writing: Counter[str] = Counter()
     failures: Counter[str] = Counter()
     seen: set[str] = set()
     pooled = any(e["kind"] == "candidate" for e in events)
@@ -111,8 +116,10 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         kind, data = event["kind"], event.get("data") or {}
         if kind == "llm_call":
             purposes[event.get("purpose") or "?"] += 1
+            seconds[event.get("purpose") or "?"] += data.get("seconds") or 0.0
             if data.get("stopped_by") == "length":
                 stats["runaway replies"] += 1
+            _count_writing(writing, data)
         elif kind == "candidate" and not data.get("duplicate"):
             _count_candidate(stats, failures, seen, data.get("sql") or "", data, kinds)
         elif kind == "candidate":
@@ -146,7 +153,23 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
     first_plan = plan_nodes[0] if plan_nodes else 0
     ran_from_plan = [n for n in started if not any(c in n for c in (".", "r."))]
     stats["only the root of the first plan ran"] = int(first_plan > 1 and len(ran_from_plan) <= 1)
-    return {"counts": stats, "purposes": purposes, "failures": failures}
+    return {
+        "counts": stats,
+        "purposes": purposes,
+        "seconds": seconds,
+        "writing": writing,
+        "failures": failures,
+    }
+
+
+def _count_writing(writing: Counter[str], data: dict[str, Any]) -> None:
+    """Tokens and seconds of a call whose prompt was cached (all but the last token)."""
+    prompt, cached = data.get("prompt_tokens") or 0, data.get("cached_prompt_tokens") or 0
+    written, took = data.get("completion_tokens") or 0, data.get("seconds") or 0.0
+    if prompt and cached >= prompt - 1 and written >= 8 and took > 0:
+        decoder = data.get("decoder") or "unknown"
+        writing[f"{decoder} tokens"] += written
+        writing[f"{decoder} seconds"] += took
 
 
 def _count_candidate(
@@ -169,6 +192,8 @@ def run_stats(run: Path) -> dict[str, Any]:
     records = {(r["set"], r["instance_id"]): r for r in _jsonl(run / "records.jsonl")}
     totals: Counter[str] = Counter()
     purposes: Counter[str] = Counter()
+    seconds: Counter[str] = Counter()
+    writing: Counter[str] = Counter()
     failures: Counter[str] = Counter()
     issue_sql = _issue_sql(run)
     for key, record in records.items():
@@ -177,6 +202,8 @@ def run_stats(run: Path) -> dict[str, Any]:
             one = task_stats(json.loads(trace_file.read_text()))
             totals.update(one["counts"])
             purposes.update(one["purposes"])
+            seconds.update(one["seconds"])
+            writing.update(one["writing"])
             failures.update(one["failures"])
         totals["tasks"] += 1
         passed = record.get("status") == "passed"
@@ -191,6 +218,8 @@ def run_stats(run: Path) -> dict[str, Any]:
         "run": run.name,
         "counts": dict(totals),
         "llm calls by purpose": dict(purposes),
+        "llm seconds by purpose": {k: round(v, 1) for k, v in seconds.items()},
+        "writing with a cached prompt": dict(writing),
         "candidate failures": dict(failures),
     }
 
@@ -247,9 +276,29 @@ def render(stats: dict[str, Any]) -> str:
             "LLM calls by purpose",
             ", ".join(f"{k} {v}" for k, v in sorted(stats["llm calls by purpose"].items())),
         ),
+        ("LLM seconds by purpose (share)", _shares(stats["llm seconds by purpose"])),
+        ("writing rate, prompt cached (tokens/s)", _rates(stats["writing with a cached prompt"])),
     ]
     lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines) + "\n"
+
+
+def _shares(seconds: dict[str, float]) -> str:
+    total = sum(seconds.values()) or 1.0
+    ordered = sorted(seconds.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{k} {v:.0f} s ({100 * v / total:.0f} %)" for k, v in ordered) or "-"
+
+
+def _rates(writing: dict[str, float]) -> str:
+    decoders = sorted({k.rsplit(" ", 1)[0] for k in writing})
+    return (
+        ", ".join(
+            f"{d} {writing[f'{d} tokens'] / writing[f'{d} seconds']:.1f} "
+            f"({writing[f'{d} tokens']:.0f} tokens)"
+            for d in decoders
+        )
+        or "-"
+    )
 
 
 def main() -> int:

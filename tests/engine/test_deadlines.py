@@ -376,3 +376,26 @@ def test_a_long_statement_ends_when_the_run_does(users_db: Path) -> None:
         executor.close()
     assert result.status == "timeout"
     assert seconds < 1.0  # not the 15 s of a WITH RECURSIVE statement
+
+
+class Sampled(Answer):
+    """Says which decoder wrote the reply, as the local backend does."""
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        response = super().complete(request)
+        decoder = "sampler" if request.temperature > 0 else "lookup"
+        return response.model_copy(
+            update={"usage": response.usage.model_copy(update={"decoder": decoder})}
+        )
+
+
+def test_the_trace_says_which_calls_were_samples_and_what_wrote_them() -> None:
+    llm, trace, _ = traced(Sampled(), max_seconds=30)
+    llm.complete(ask("generate_sql"))
+    llm.complete(ask("generate_sql").model_copy(update={"temperature": 0.8, "seed": 1}))
+    llm, plain, _ = traced(Answer(), max_seconds=30)
+    llm.complete(ask())
+    greedy, sample = (e.data for e in trace.of_kind("llm_call"))
+    assert greedy["decoder"] == "lookup" and "temperature" not in greedy
+    assert sample["decoder"] == "sampler" and sample["temperature"] == 0.8
+    assert "decoder" not in plain.of_kind("llm_call")[0].data  # the backend did not say

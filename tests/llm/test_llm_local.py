@@ -379,6 +379,7 @@ def test_samples_are_drawn_by_the_projects_decoder_unless_the_environment_says(
     text, usage = ask(backend, "x", purpose="generate_sql", temperature=0.8, seed=1)
     assert text.split() == ["SELECT", "a", "FROM", "t"] and usage.completion_tokens == 4
     assert backend.last_call is not None and backend.last_call.decoder == "sampler"
+    assert usage.decoder == "sampler"  # the trace reads it from the usage
     assert fake_model["llama"].calls == []  # llama-cpp-python's loop was not used
     ask(backend, "x", purpose="plan")  # greedy, not a copying purpose: llama-cpp-python's loop
     assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"

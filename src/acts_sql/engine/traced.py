@@ -204,6 +204,10 @@ class TracedLLM:
         extra: dict[str, Any] = (
             {"stopped_by": usage.stopped_by} if usage.stopped_by is not None else {}
         )
+        if usage.decoder is not None:
+            extra["decoder"] = usage.decoder
+        if request.temperature > 0:
+            extra["temperature"] = request.temperature
         if ahead is not None:
             extra["sent_ahead"] = True
         self._trace.emit(

@@ -42,6 +42,9 @@ class Usage(BaseModel):
     stopped_by: str | None = None
     """Why generation ended, when the backend says: ``stop``, ``length``,
     ``repetition``, ``deadline`` (``timeout_s`` passed: the text is partial)."""
+    decoder: str | None = None
+    """What wrote the reply, when the backend says (the local backend: ``lookup``,
+    ``sampler`` or ``llama-cpp-python``), so that rates can be read per decoder."""
 
 
 class LLMResponse(BaseModel):

@@ -245,6 +245,7 @@ class LocalBackend:
             completion_tokens=stats.completion_tokens,
             seconds=stats.seconds,
             stopped_by=stats.stopped_by,
+            decoder=stats.decoder,
         )
         return LLMResponse(text=text, usage=usage)
 

@@ -1,0 +1,58 @@
+"""scripts/trace_stats.py: where a run's LLM time went, read from its traces."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "trace_stats", REPO / "scripts" / "trace_stats.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules["trace_stats"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def call(purpose, prompt, cached, written, seconds, **data):
+    return {
+        "kind": "llm_call",
+        "purpose": purpose,
+        "data": {
+            "prompt_tokens": prompt,
+            "cached_prompt_tokens": cached,
+            "completion_tokens": written,
+            "seconds": seconds,
+            **data,
+        },
+    }
+
+
+def test_seconds_by_purpose_and_the_writing_rate_of_cached_prompts_by_decoder():
+    stats = _script()
+    trace = {
+        "trace": [
+            call("plan", 900, 0, 200, 40.0),  # a cold prompt: not a writing rate
+            call("generate_sql", 1000, 950, 100, 12.0, decoder="lookup"),  # 50 prompt tokens
+            call("generate_sql", 1000, 999, 150, 10.0, decoder="sampler", temperature=0.8),
+            call("generate_sql", 1000, 999, 90, 10.0, decoder="sampler", temperature=0.8),
+            call("judge", 1200, 1199, 60, 12.0),  # an older trace: no decoder recorded
+            call("choose", 1200, 1199, 4, 1.0),  # too short to say anything about a rate
+        ]
+    }
+    one = stats.task_stats(trace)
+    assert one["seconds"] == {"plan": 40.0, "generate_sql": 32.0, "judge": 12.0, "choose": 1.0}
+    assert dict(one["writing"]) == {
+        "sampler tokens": 240,
+        "sampler seconds": 20.0,
+        "unknown tokens": 60,
+        "unknown seconds": 12.0,
+    }
+    assert stats._rates(one["writing"]) == "sampler 12.0 (240 tokens), unknown 5.0 (60 tokens)"
+    assert stats._shares({"a": 30.0, "b": 10.0}) == "a 30 s (75 %), b 10 s (25 %)"
