@@ -92,6 +92,18 @@ def test_raw_method_over_three_dev_tasks_end_to_end(dev_sqlite, tmp_path):
     assert "accuracy 33.33 %: 1/3" in again.output
     assert len((out / "records.jsonl").read_text().splitlines()) == 3
 
+    # a run of fewer tasks into the same directory reports on those, and keeps the others
+    fewer = [*args[:9], "scripted:" + str(_empty(tmp_path)), "--ids", IDS[1], "--out", str(out)]
+    one = CliRunner().invoke(app, fewer)
+    assert one.exit_code == 0, one.output
+    assert "accuracy 0.00 %: 0/1" in one.output
+    kept = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert [r["instance_id"] for r in kept] == [IDS[1], IDS[0], IDS[2]]
+    assert kept == [
+        next(r for r in records if r["instance_id"] == i) for i in (IDS[1], IDS[0], IDS[2])
+    ]
+    assert len((out / "preds.jsonl").read_text().splitlines()) == 3
+
 
 def _empty(tmp_path):
     path = tmp_path / "empty.json"

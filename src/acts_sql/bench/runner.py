@@ -257,7 +257,9 @@ class BenchRun:
             pool.run(spec, pending.items(), arrived)
             engines = evaluator.engines({r.dialect for r in records.values() if r.ran})
         ordered = [records[item.key] for item in self.items if item.key in records]
-        self._rewrite(ordered)
+        selected = {item.key for item in self.items}
+        others = [record for key, record in done.items() if key not in selected]
+        self._rewrite(ordered + others)
         report = build_bench_report(
             ordered,
             method=self.spec.label,
@@ -294,7 +296,9 @@ class BenchRun:
         return record
 
     def _rewrite(self, ordered: list[BenchRecord]) -> None:
-        """records.jsonl and preds.jsonl in task order, one line per task."""
+        """records.jsonl and preds.jsonl, one line per task: this run's tasks in task order,
+        then those an earlier run into the directory recorded and this one did not select
+        (a run of fewer tasks must not drop them)."""
         with (self.out / RECORDS).open("w", encoding="utf-8") as handle:
             for record in ordered:
                 if record.ran:
