@@ -365,11 +365,11 @@ def _machines_note(rows: list[ComparisonRow]) -> list[str]:
     per_run = "; ".join(
         f"{r.name}: " + ", ".join(f"{m} ({n})" for m, n in sorted(r.machines.items())) for r in rows
     )
+    unknown = f"; `{UNKNOWN}`: recorded before the machine was kept" if UNKNOWN in machines else ""
     return [
         "",
-        f"**The seconds come from {len(machines)} machine(s)** (tasks per machine: {per_run}; "
-        f"`{UNKNOWN}`: recorded before the machine was kept). Compare seconds only between "
-        "tasks run on the same machine.",
+        f"**The seconds come from {len(machines)} machine(s)** (tasks per machine: {per_run}"
+        f"{unknown}). Compare seconds only between tasks run on the same machine.",
     ]
 
 

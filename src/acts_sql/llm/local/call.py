@@ -127,7 +127,7 @@ class _Written:
     prompt_seconds: float
     generation_seconds: float
     decode: DecodeStats | None = None
-    sampled: bool = False
+    decoder: str = "llama-cpp-python"
 
 
 class LoadedModel:
@@ -351,14 +351,15 @@ class LoadedModel:
         """The project's greedy decoder with prompt lookup."""
         engine = self.engine()
         chooser = engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
-        return self._run_project(call, engine, chooser, NgramDrafter(call.prompt), adapt_threads)
+        drafter = NgramDrafter(call.prompt)
+        return self._run_project(call, engine, chooser, drafter, adapt_threads, "lookup")
 
     def _run_sampled(self, call: _Call, seed: int, adapt_threads: bool) -> _Written:
         """The project's decoder, drawing each token at the request's temperature."""
         engine = self.engine()
         grammar = engine.grammar_check(call.grammar) if call.grammar is not None else None
         chooser = SampleChooser(call.request.temperature, seed, grammar)
-        return self._run_project(call, engine, chooser, None, adapt_threads)
+        return self._run_project(call, engine, chooser, None, adapt_threads, "sampler")
 
     def _run_project(
         self,
@@ -367,6 +368,7 @@ class LoadedModel:
         chooser: Any,
         drafter: NgramDrafter | None,
         adapt_threads: bool,
+        decoder: str,
     ) -> _Written:
         """The project's decoder: evaluate the prompt past the cached prefix, then write."""
         engine.truncate(call.cached)
@@ -405,7 +407,7 @@ class LoadedModel:
             prompt_seconds=prompt_seconds,
             generation_seconds=time.perf_counter() - began,
             decode=stats,
-            sampled=drafter is None,
+            decoder=decoder,
         )
 
     def _text(self, call: _Call, written: _Written) -> str:
@@ -431,9 +433,7 @@ class LoadedModel:
             seconds=time.perf_counter() - call.started,
             stopped_by=stopped_by,
             threads=call.threads,
-            decoder=(
-                "llama-cpp-python" if decode is None else "sampler" if written.sampled else "lookup"
-            ),
+            decoder=written.decoder,
             drafted_tokens=decode.drafted if decode else 0,
             accepted_tokens=decode.accepted if decode else 0,
             decode_steps=decode.steps if decode else 0,
