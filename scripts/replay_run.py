@@ -34,7 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from acts_sql.bench.loader import read_jsonl
+from acts_sql.bench.loader import read_jsonl, read_trace, stored_trace
 from acts_sql.bench.runner import (
     PREDICTIONS,
     RECORDS,
@@ -63,9 +63,9 @@ def load_records(run: Path) -> list[dict[str, Any]]:
 
 def trace_events(run: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
     name = record.get("trace_file")
-    if not name or not (run / name).exists():
+    if not name or stored_trace(run / name) is None:
         return []
-    return list(json.loads((run / name).read_text()).get("trace", []))
+    return list(read_trace(run / name).get("trace", []))
 
 
 def recorded_script(events: list[dict[str, Any]]) -> dict[str, list[str]]:

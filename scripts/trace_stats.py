@@ -19,7 +19,11 @@ traces/). For each run, over its tasks:
 - cost: LLM calls and their seconds by purpose, the runaway replies (ones cut at their token
   cap), and the writing rate (tokens per second) of the calls whose prompt was already in the
   KV cache (their seconds are writing: the samples of a pool, mostly), by decoder (`decoder`
-  of the `llm_call` event; "unknown" in traces written before it was recorded).
+  of the `llm_call` event; "unknown" in traces written before it was recorded);
+- time per task: wall seconds, LLM seconds, and with ``--prompt-rate P --gen-rate G``
+  (tokens/s measured on the same machine, e.g. by `scripts/bench_local_llm.py`) the
+  throughput floor, uncached prompt tokens / P + written tokens / G: what the model's calls
+  cost at those rates, which prompt lookup and samples from a cached prefix can beat.
 
 Older traces (before candidate pools) have no `candidate` events: their candidates are read
 from the statements that `generate_sql` and `split_fix_syntax` nodes executed.
@@ -33,6 +37,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from acts_sql.bench.loader import read_trace, stored_trace
 
 CANDIDATE_PURPOSES = {"candidate", "generate_sql", "split_fix_syntax"}
 
@@ -99,6 +105,16 @@ def _failure_kind(data: dict[str, Any], kinds: dict[str, str]) -> str:
 def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
     events = trace.get("trace") or []
     stats: Counter[str] = Counter()
+    usage = trace.get("usage") or {}
+    time: Counter[str] = Counter(
+        {
+            "wall seconds": usage.get("seconds") or 0.0,
+            "llm seconds": usage.get("llm_seconds") or 0.0,
+            "uncached prompt tokens": (usage.get("prompt_tokens") or 0)
+            - (usage.get("cached_prompt_tokens") or 0),
+            "written tokens": usage.get("completion_tokens") or 0,
+        }
+    )
     purposes: Counter[str] = Counter()
     seconds: Counter[str] = Counter()
     writing: Counter[str] = Counter()
@@ -159,6 +175,7 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         "seconds": seconds,
         "writing": writing,
         "failures": failures,
+        "time": time,
     }
 
 
@@ -195,16 +212,19 @@ def run_stats(run: Path) -> dict[str, Any]:
     seconds: Counter[str] = Counter()
     writing: Counter[str] = Counter()
     failures: Counter[str] = Counter()
+    time: Counter[str] = Counter()
     issue_sql = _issue_sql(run)
     for key, record in records.items():
         trace_file = run / (record.get("trace_file") or "")
-        if record.get("trace_file") and trace_file.exists():
-            one = task_stats(json.loads(trace_file.read_text()))
+        if record.get("trace_file") and stored_trace(trace_file) is not None:
+            one = task_stats(read_trace(trace_file))
             totals.update(one["counts"])
             purposes.update(one["purposes"])
             seconds.update(one["seconds"])
             writing.update(one["writing"])
             failures.update(one["failures"])
+            time.update(one["time"])
+            time["tasks"] += 1
         totals["tasks"] += 1
         passed = record.get("status") == "passed"
         totals["passed"] += int(passed)
@@ -221,6 +241,19 @@ def run_stats(run: Path) -> dict[str, Any]:
         "llm seconds by purpose": {k: round(v, 1) for k, v in seconds.items()},
         "writing with a cached prompt": dict(writing),
         "candidate failures": dict(failures),
+        "time": {k: round(v, 1) for k, v in time.items()},
+    }
+
+
+def with_floor(stats: dict[str, Any], prompt_rate: float, gen_rate: float) -> dict[str, Any]:
+    """`stats` with the throughput floor of its tasks at these rates (tokens/s)."""
+    time = stats["time"]
+    floor = time.get("uncached prompt tokens", 0) / prompt_rate + (
+        time.get("written tokens", 0) / gen_rate
+    )
+    return {
+        **stats,
+        "time": {**time, "floor seconds": round(floor, 1), "rates": [prompt_rate, gen_rate]},
     }
 
 
@@ -278,6 +311,7 @@ def render(stats: dict[str, Any]) -> str:
         ),
         ("LLM seconds by purpose (share)", _shares(stats["llm seconds by purpose"])),
         ("writing rate, prompt cached (tokens/s)", _rates(stats["writing with a cached prompt"])),
+        ("seconds per task: wall / LLM / throughput floor", _per_task(stats["time"])),
     ]
     lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines) + "\n"
@@ -287,6 +321,24 @@ def _shares(seconds: dict[str, float]) -> str:
     total = sum(seconds.values()) or 1.0
     ordered = sorted(seconds.items(), key=lambda kv: -kv[1])
     return ", ".join(f"{k} {v:.0f} s ({100 * v / total:.0f} %)" for k, v in ordered) or "-"
+
+
+def _per_task(time: dict[str, Any]) -> str:
+    tasks = time.get("tasks") or 0
+    if not tasks:
+        return "-"
+    floor = time.get("floor seconds")
+    rates = time.get("rates") or []
+    shown = (
+        f"{floor / tasks:.0f} (at {rates[0]:g} / {rates[1]:g} tokens/s)"
+        if floor is not None
+        else "- (give --prompt-rate and --gen-rate)"
+    )
+    return (
+        f"{time.get('wall seconds', 0) / tasks:.0f} / {time.get('llm seconds', 0) / tasks:.0f} / "
+        f"{shown}; uncached prompt {time.get('uncached prompt tokens', 0) / tasks:.0f}, "
+        f"written {time.get('written tokens', 0) / tasks:.0f} tokens"
+    )
 
 
 def _rates(writing: dict[str, float]) -> str:
@@ -305,8 +357,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--prompt-rate", type=float, help="cold prompt tokens/s (floor)")
+    parser.add_argument("--gen-rate", type=float, help="plain generation tokens/s (floor)")
     args = parser.parse_args()
+    if (args.prompt_rate is None) != (args.gen_rate is None):
+        parser.error("--prompt-rate and --gen-rate go together")
+    if args.prompt_rate is not None and (args.prompt_rate <= 0 or args.gen_rate <= 0):
+        parser.error("rates must be positive")
     results = [run_stats(run) for run in args.runs]
+    if args.prompt_rate is not None:
+        results = [with_floor(r, args.prompt_rate, args.gen_rate) for r in results]
     if args.json:
         print(json.dumps(results, indent=1))
     else:

@@ -56,3 +56,26 @@ def test_seconds_by_purpose_and_the_writing_rate_of_cached_prompts_by_decoder():
     }
     assert stats._rates(one["writing"]) == "sampler 12.0 (240 tokens), unknown 5.0 (60 tokens)"
     assert stats._shares({"a": 30.0, "b": 10.0}) == "a 30 s (75 %), b 10 s (25 %)"
+
+
+def test_the_throughput_floor_is_uncached_prompt_over_its_rate_plus_writing_over_its_rate():
+    stats = _script()
+    usage = {
+        "seconds": 130.0,
+        "llm_seconds": 120.0,
+        "prompt_tokens": 5000,
+        "cached_prompt_tokens": 3000,
+        "completion_tokens": 400,
+    }
+    one = stats.task_stats({"trace": [], "usage": usage})
+    assert dict(one["time"]) == {
+        "wall seconds": 130.0,
+        "llm seconds": 120.0,
+        "uncached prompt tokens": 2000,
+        "written tokens": 400,
+    }
+    run = {"run": "r", "time": {**one["time"], "tasks": 2}}
+    floored = stats.with_floor(run, prompt_rate=100.0, gen_rate=20.0)
+    assert floored["time"]["floor seconds"] == 40.0  # 2000 / 100 + 400 / 20
+    assert stats._per_task(floored["time"]).startswith("65 / 60 / 20 (at 100 / 20 tokens/s)")
+    assert "give --prompt-rate" in stats._per_task(run["time"])

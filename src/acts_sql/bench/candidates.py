@@ -27,7 +27,6 @@ are ignored; a candidate event with empty SQL is not a candidate.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from acts_sql.bench.errors import BenchDataError
 from acts_sql.bench.evaluate import load_items
-from acts_sql.bench.loader import read_jsonl
+from acts_sql.bench.loader import read_jsonl, read_trace, stored_trace
 from acts_sql.bench.models import Dialect, ScoredTask, Status, TaskKey
 from acts_sql.bench.runner import RECORDS, BenchRecord
 from acts_sql.bench.scorer import EvalOptions, Evaluator
@@ -104,14 +103,10 @@ class TraceCandidate(BaseModel):
 
 
 def trace_candidates(path: Path) -> list[TraceCandidate]:
-    """The candidate events of a trace file (a `CorrectionResult` as JSON), in order."""
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BenchDataError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise BenchDataError(f"{path} is not JSON: {exc}", path=str(path)) from exc
-    events = payload.get("trace") if isinstance(payload, dict) else None
+    """The candidate events of a trace file (a `CorrectionResult` as JSON, plain or gzipped),
+    in order."""
+    payload = read_trace(path)
+    events = payload.get("trace")
     if not isinstance(events, list):
         raise BenchDataError(f"{path} has no list of trace events", path=str(path))
     found: list[TraceCandidate] = []
@@ -250,7 +245,7 @@ class CandidateScorer:
         )
         line.wrong_acceptance = line.evaluable and record.accepted and not final_passed
         trace = self.directory / record.trace_file if record.trace_file else None
-        if trace is None or not trace.exists():
+        if trace is None or stored_trace(trace) is None:
             line.trace_missing = True
             events: list[TraceCandidate] = []
         else:

@@ -13,6 +13,7 @@ Solution files are read at run time only; nothing here copies them anywhere.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -65,6 +66,40 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     f"{path}:{number}: expected a JSON object", path=str(path), line=number
                 )
             yield number, value
+
+
+GZIP_SUFFIX = ".gz"
+
+
+def stored_trace(path: Path) -> Path | None:
+    """Where a record's trace file is: `path` itself, or its gzipped copy ``path.gz`` (how a
+    kept run stores its traces, see `bench.archive`); None when neither exists."""
+    if path.is_file():
+        return path
+    packed = path.with_name(path.name + GZIP_SUFFIX)
+    return packed if packed.is_file() else None
+
+
+def read_trace(path: Path) -> dict[str, Any]:
+    """A trace file (a `CorrectionResult` as JSON), plain or gzipped (`stored_trace`)."""
+    found = stored_trace(path)
+    if found is None:
+        raise BenchDataError(f"no trace file {path} (nor {path.name}{GZIP_SUFFIX})", path=str(path))
+    try:
+        if found.suffix == GZIP_SUFFIX:
+            with gzip.open(found, "rt", encoding="utf-8") as handle:
+                text = handle.read()
+        else:
+            text = found.read_text(encoding="utf-8")
+    except (OSError, EOFError) as exc:
+        raise BenchDataError(f"cannot read {found}: {exc}", path=str(found)) from exc
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BenchDataError(f"{found} is not JSON: {exc}", path=str(found)) from exc
+    if not isinstance(payload, dict):
+        raise BenchDataError(f"{found}: expected a JSON object", path=str(found))
+    return payload
 
 
 def _validated(model: type[M], data: dict[str, Any], path: Path, number: int) -> M:
