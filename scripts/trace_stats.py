@@ -13,7 +13,8 @@ traces/). For each run, over its tasks:
 - plans: how many plans there were, how many nodes they had, and the tasks where only the
   root of the first plan ran;
 - choices: `choose` replies that were not valid (the engine followed the first branch);
-- judge: verdicts, and "accept" replies whose reason says the candidate is wrong;
+- judge: verdicts, "accept" replies whose reason says the candidate is wrong, and "accept"
+  replies the engine withdrew because too few candidates agree on the result;
 - outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
   is the issue SQL itself (whitespace and case aside);
 - cost: LLM calls and their seconds by purpose, the runaway replies (ones cut at their token
@@ -164,6 +165,11 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         ):
             stats["judge verdicts"] += 1
             stats["judge accept contradicted by its reason"] += 1
+        elif kind == "judgement" and (event.get("summary") or "").startswith(
+            "the judge accepted a result only"
+        ):
+            stats["judge verdicts"] += 1
+            stats["judge accept of too few agreeing"] += 1
     stats["plans"] = len(plan_nodes)
     stats["plan nodes"] = sum(plan_nodes)
     first_plan = plan_nodes[0] if plan_nodes else 0
@@ -300,9 +306,10 @@ def render(stats: dict[str, Any]) -> str:
         ),
         ("invalid choices", f"{c.get('invalid choices', 0)} of {c.get('choices', 0)}"),
         (
-            "judge: accept / reject / accept contradicted",
-            f"{c.get('judge accept', 0)} / "
-            f"{c.get('judge reject', 0)} / {c.get('judge accept contradicted by its reason', 0)}",
+            "judge: accept / reject / accept contradicted / accept of too few agreeing",
+            f"{c.get('judge accept', 0)} / {c.get('judge reject', 0)} / "
+            f"{c.get('judge accept contradicted by its reason', 0)} / "
+            f"{c.get('judge accept of too few agreeing', 0)}",
         ),
         ("runaway replies (cut at their cap)", c.get("runaway replies", 0)),
         (

@@ -79,3 +79,31 @@ def test_the_throughput_floor_is_uncached_prompt_over_its_rate_plus_writing_over
     assert floored["time"]["floor seconds"] == 40.0  # 2000 / 100 + 400 / 20
     assert stats._per_task(floored["time"]).startswith("65 / 60 / 20 (at 100 / 20 tokens/s)")
     assert "give --prompt-rate" in stats._per_task(run["time"])
+
+
+def test_judge_verdicts_count_the_accepts_the_engine_withdrew_apart():
+    stats = _script()
+
+    def judgement(by, verdict, summary):
+        return {"kind": "judgement", "summary": summary, "data": {"by": by, "verdict": verdict}}
+
+    trace = {
+        "trace": [
+            judgement("agent", "reject", "the rows miss the totals"),
+            judgement("agent", "accept", "it does what the issue asks"),
+            judgement(
+                "engine", "reject", "the judge accepted, but its reason says the candidate is wrong"
+            ),
+            judgement(
+                "engine",
+                "reject",
+                "the judge accepted a result only 1 candidate(s) agree on (at least 2 needed)",
+            ),
+            judgement("engine", "reject", "c2 already rejected: the rows miss the totals"),
+        ]
+    }
+    counts = stats.task_stats(trace)["counts"]
+    assert counts["judge verdicts"] == 4
+    assert (counts["judge accept"], counts["judge reject"]) == (1, 1)
+    assert counts["judge accept contradicted by its reason"] == 1
+    assert counts["judge accept of too few agreeing"] == 1
