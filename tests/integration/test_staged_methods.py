@@ -176,3 +176,36 @@ def test_dac_drops_a_correction_that_adds_structure(engine: Engine):
     assert result.accepted is False and result.sql == user  # DAC's skeleton guard
     dropped = [e.summary for e in result.trace if e.kind == "dac_dropped"]
     assert dropped and "skeleton is longer" in dropped[0]
+
+
+def test_dac_whose_correction_is_the_users_sql_says_so_and_accepts_nothing(engine: Engine):
+    user = "SELECT name FROM customers WHERE city = 'Olso'"
+    llm = scripted(
+        {
+            "link_entities": [
+                {
+                    "links": [
+                        {
+                            "phrase": "Oslo",
+                            "kind": "value",
+                            "table": "customers",
+                            "column": "city",
+                            "value": "Oslo",
+                        }
+                    ]
+                }
+            ],
+            "sketch": ["```sql\nSELECT name FROM customers WHERE city = 'Oslo'\n```"],
+            # the feedback was given, and the model hands the SQL back, reformatted
+            "correct": ["```sql\nselect name\nfrom customers\nwhere city = 'Olso'\n```"],
+        }
+    )
+    result = correct(engine.url, "Who lives in Oslo?", user, llm=llm, method="dac")
+
+    assert [r.purpose for r in llm.requests] == ["link_entities", "sketch", "correct"]
+    assert result.accepted is False and result.sql == user
+    assert result.reason == (
+        "rewritten with the entity and skeleton feedback, and the result is the user's SQL "
+        "unchanged: not accepted"
+    )
+    assert "nothing to correct" not in result.reason

@@ -110,9 +110,9 @@ def run_dac(
         tried = _try(fixed, run, staged, "dac_execution_error")
         if tried is not None and tried.ok:
             current, result, origin = fixed or current, tried, "dac_execution_error"
-    why = "corrected with the entity and skeleton feedback" if origin != "original" else ""
+    why = "rewritten with the entity and skeleton feedback" if origin != "original" else ""
     if origin == "dac_execution_error":
-        why = "corrected with the execution error"
+        why = "rewritten after the execution error"
     return staged.finish(current, result, origin, why or "no disagreement found")
 
 

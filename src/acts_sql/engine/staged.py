@@ -54,10 +54,14 @@ class StagedRun:
             self.original_sql, self.dialect
         )
         if unchanged:
+            # a rewrite that hands back the user's SQL is not "nothing to correct"
+            stop = (
+                f"nothing to correct: {why}"
+                if origin == "original"
+                else f"{why}, and the result is the user's SQL unchanged: not accepted"
+            )
             return SearchOutcome(
-                returns_original=True,
-                stop_reason=f"nothing to correct: {why}",
-                candidates=list(self.book.candidates),
+                returns_original=True, stop_reason=stop, candidates=list(self.book.candidates)
             )
         candidate = self.book.known(sql) or self.record(sql, result, origin)
         if not result.ok:
