@@ -47,6 +47,7 @@ class KeptRun(BaseModel):
     source: str
     dest: str
     tasks: int
+    """Distinct tasks (a resumed run may hold several lines for one; the last one counts)."""
     traces: int
     traces_missing: int
     bytes: int
@@ -110,7 +111,7 @@ def keep_run(run: Path, dest: Path) -> KeptRun:
     return KeptRun(
         source=str(run),
         dest=str(dest),
-        tasks=len(records),
+        tasks=len({(r.get("set"), str(r.get("instance_id"))) for r in records}),
         traces=traces,
         traces_missing=missing,
         bytes=size,
