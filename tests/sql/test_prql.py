@@ -94,3 +94,24 @@ def test_order_is_read_from_the_compiled_sql():
     assert has_top_level_order_by("from r | sort {-n} | take 3", "prql")
     assert not has_top_level_order_by("from r | group {k} (sort {-n} | take 3)", "prql")
     assert not has_top_level_order_by("from r | filtr x", "prql")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select count(*) from requests where status = 404",
+        "  WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+    ],
+)
+def test_sql_written_where_prql_is_expected_says_so(sql):
+    with pytest.raises(QueryCompileError) as caught:
+        prql.compile(sql, "duckdb")
+    first = caught.value.diagnostics[0]
+    assert "this is SQL, not PRQL: a PRQL query starts with `from <table>`" in first.message
+    assert "this is SQL, not PRQL" in str(caught.value)
+
+
+def test_a_prql_error_is_not_called_sql():
+    with pytest.raises(QueryCompileError) as caught:
+        prql.compile("from requests\nselect_all", "duckdb")
+    assert "not PRQL" not in str(caught.value)

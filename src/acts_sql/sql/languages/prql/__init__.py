@@ -71,7 +71,24 @@ class PRQL(QueryLanguage):
         try:
             return prqlc.compile(text, _options(target)).strip()
         except ValueError as exc:  # prqlc reports every compile error as ValueError
-            raise self.compile_error(parse_errors(str(exc), text)) from None
+            raise self.compile_error(with_sql_hint(parse_errors(str(exc), text), text)) from None
+
+
+_SQL_START = re.compile(r"^\s*(?:select|with)\b", re.IGNORECASE)
+SQL_HINT = (
+    "this is SQL, not PRQL: a PRQL query starts with `from <table>` and pipes transforms "
+    "(`filter`, `derive`, `group {k} (aggregate {...})`, `sort`, `take`)"
+)
+
+
+def with_sql_hint(found: list[SqlDiagnostic], text: str) -> list[SqlDiagnostic]:
+    """The compiler's findings, the first one saying so when `text` is SQL (it starts with
+    SELECT or WITH, which no PRQL query does): prqlc's own message for it ("Too many
+    arguments to function `select`") does not tell a writer, or a model, what is wrong."""
+    if not found or not _SQL_START.match(text):
+        return found
+    first = found[0]
+    return [first.model_copy(update={"message": f"{first.message} ({SQL_HINT})"}), *found[1:]]
 
 
 def parse_errors(report: str, text: str) -> list[SqlDiagnostic]:
