@@ -60,7 +60,7 @@ def test_text_to_sql_generates_then_corrects(demo_db, demo_tasks):
     assert result.accepted is True
     first = llm.requests[0]
     assert first.purpose == "generate_sql"
-    assert "there is no SQL yet" in first.messages[-1].content
+    assert "there is no SQL yet. Write the SQL that answers" in first.messages[-1].content
     # the generated SQL and its result are what the plan then sees
     assert task.sql in llm.prompts("plan")[0]
 

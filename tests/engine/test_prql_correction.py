@@ -259,7 +259,8 @@ def test_text_to_query_mode_writes_prql_first(logs_db):
     assert result.generated_initial_sql is True and result.original_sql == TYPO
     assert result.accepted is True and rows(result) == RIGHT_ROWS
     first = llm.prompts("generate_sql")[0]
-    assert "there is no SQL yet" in first and "Query language: PRQL" in first
+    assert "there is no PRQL query yet. Write the PRQL query that answers" in first
+    assert "Query language: PRQL" in first and "Write the SQL" not in first
 
 
 @pytest.mark.parametrize("verdict", ["accept", "reject"])

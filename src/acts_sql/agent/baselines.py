@@ -33,7 +33,10 @@ class CriticReply(BaseModel):
 def text_to_sql(
     llm: LLMBackend, task: TaskContext, retries: int = 2
 ) -> StructuredReply[GeneratedSql]:
-    tail = load_template(_PACKAGE, "prompts/text_to_sql.txt")
+    # "the SQL" for SQL (as before); for another language its own name: the 0.5B wrote SQL
+    # for all 60 PRQL log questions when this line asked for "the SQL"
+    query = f"{task.language.display_name} query" if task.language is not None else "SQL"
+    tail = render(load_template(_PACKAGE, "prompts/text_to_sql.txt"), query=query)
     request = LLMRequest(purpose=Purpose.GENERATE_SQL, messages=task_messages(task, tail))
     return ask_json(llm, request, GeneratedSql, retries=retries)
 
