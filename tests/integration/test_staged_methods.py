@@ -12,6 +12,17 @@ from acts_sql import correct
 from support import scripted
 
 
+def _city_value(value: str) -> dict[str, str]:
+    """An entity link of the phrase "Oslo" to a value of customers.city, spelled `value`."""
+    return {
+        "phrase": "Oslo",
+        "kind": "value",
+        "table": "customers",
+        "column": "city",
+        "value": value,
+    }
+
+
 def _fired(result) -> list[tuple[str, str]]:
     return [(e.data["rule"], e.data["status"]) for e in result.trace if e.kind == "rule_fired"]
 
@@ -89,13 +100,7 @@ def test_dac_feeds_a_linked_value_back_and_keeps_the_correction(engine: Engine):
             "link_entities": [
                 {
                     "links": [
-                        {
-                            "phrase": "Oslo",
-                            "kind": "value",
-                            "table": "customers",
-                            "column": "city",
-                            "value": "oslo",
-                        },
+                        _city_value("oslo"),
                         {"phrase": "customers", "kind": "table", "table": "Customers"},
                         {
                             "phrase": "planet",
@@ -182,19 +187,7 @@ def test_dac_whose_correction_is_the_users_sql_says_so_and_accepts_nothing(engin
     user = "SELECT name FROM customers WHERE city = 'Olso'"
     llm = scripted(
         {
-            "link_entities": [
-                {
-                    "links": [
-                        {
-                            "phrase": "Oslo",
-                            "kind": "value",
-                            "table": "customers",
-                            "column": "city",
-                            "value": "Oslo",
-                        }
-                    ]
-                }
-            ],
+            "link_entities": [{"links": [_city_value("Oslo")]}],
             "sketch": ["```sql\nSELECT name FROM customers WHERE city = 'Oslo'\n```"],
             # the feedback was given, and the model hands the SQL back, reformatted
             "correct": ["```sql\nselect name\nfrom customers\nwhere city = 'Olso'\n```"],
