@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from acts_sql import correct
+from acts_sql.cli.render import progress_line
 from acts_sql.engine.tree import PlanValidationError, check_plan
 from acts_sql.protocol import Plan
 from acts_sql.sql.languages import unavailable_tools
@@ -317,3 +318,80 @@ def test_dac_reads_prql_through_its_compiled_sql_and_asks_for_no_sketch(logs_db)
     assert 'the issue mentions the columns "requests.status"' in feedback  # unread by COUNTS_ALL
     assert "```prql" in feedback and "Reply with the corrected PRQL query" in feedback
     assert result.sql == RIGHT and rows(result) == RIGHT_ROWS
+
+
+RIGHT_SQL = "SELECT service, COUNT(*) AS errors FROM requests WHERE status >= 500 GROUP BY service"
+COUNTS_ALL_SQL = "SELECT service, COUNT(*) AS errors FROM requests GROUP BY service"
+RIGHT_PRQL = RIGHT  # the rewrite of RIGHT_SQL is the PRQL a person would write
+
+
+def sql_block(text: str) -> str:
+    return f"The corrected query:\n```sql\n{text}\n```"
+
+
+def test_sql_written_for_a_prql_question_is_kept_as_prql(logs_db):
+    """A small model writes SQL when asked for PRQL: the first query and raw's rewrite
+    come back as PRQL, each after its rows were checked against the SQL's."""
+    llm = scripted({"generate_sql": [gen(COUNTS_ALL_SQL)], "correct": [sql_block(RIGHT_SQL)]})
+    result = correct(logs_db, QUESTION, None, language="prql", llm=llm, method="raw")
+
+    assert result.original_sql == COUNTS_ALL
+    assert result.sql == RIGHT_PRQL
+    assert result.accepted is True and rows(result) == RIGHT_ROWS
+    kept = [e for e in result.trace if e.kind == "sql_translated"]
+    assert [e.data["written"] for e in kept] == [COUNTS_ALL_SQL, RIGHT_SQL]
+    assert [e.node for e in kept] == [None, "raw"]
+    assert progress_line(kept[1]) == (  # what `acts-sql fix` prints as it happens
+        "  sql_translated raw written in SQL; kept as its prql rewrite, which returns the same "
+        "2 row(s)"
+    )
+    checks = [
+        e.data["sql"] for e in result.trace if e.kind == "statement" and e.purpose == "translate"
+    ]
+    assert RIGHT_SQL in checks and result.sql in checks  # both ran, and are in the trace
+
+
+def test_an_acts_candidate_written_in_sql_joins_the_pool_as_prql(logs_db):
+    llm = scripted(
+        {
+            "correct": [raw("from requests\naggregate {n = count}")],  # does not compile
+            "plan": [GENERATE_ONLY],
+            "generate_sql": [gen(RIGHT_SQL)],
+            "judge": [accept()],
+        }
+    )
+    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm, candidates=1)
+
+    assert result.accepted is True and rows(result) == RIGHT_ROWS
+    assert result.sql == RIGHT_PRQL
+    [candidate] = [c for c in result.candidates if c["sql"] == result.sql]
+    assert candidate["origin"] == "greedy:from_sql"
+
+
+def test_sql_whose_rewrite_is_not_covered_stays_sql_and_fails_to_compile(logs_db):
+    windowed = "SELECT service, RANK() OVER (ORDER BY latency_ms) AS r FROM requests"
+    llm = scripted({"generate_sql": [gen(windowed)], "correct": [sql_block(windowed)]})
+    result = correct(logs_db, QUESTION, None, language="prql", llm=llm, method="raw")
+
+    assert result.sql == windowed and result.accepted is False
+    assert not [e for e in result.trace if e.kind == "sql_translated"]
+
+
+LINKS = {"links": [{"phrase": "server errors", "kind": "column", "table": "requests",
+                    "column": "status"}]}  # fmt: skip
+SCRIPTS = {
+    "dac": ({"link_entities": [LINKS], "correct": [sql_block(RIGHT_SQL)]}, COUNTS_ALL),
+    "maplerepair": ({"correct": [sql_block(RIGHT_SQL)]}, TYPO),
+    "critic": ({"correct": [{"critique": "only 5xx", "sql": RIGHT_SQL}]}, TYPO),
+}
+
+
+@pytest.mark.parametrize("method", list(SCRIPTS))
+def test_every_method_keeps_its_sql_rewrite_as_prql(logs_db, method):
+    script, user = SCRIPTS[method]
+    result = correct(logs_db, QUESTION, user, language="prql", llm=scripted(script), method=method)
+
+    [kept] = [e for e in result.trace if e.kind == "sql_translated"]
+    assert kept.data["written"] == RIGHT_SQL
+    assert result.sql == kept.data["sql"] == RIGHT_PRQL
+    assert rows(result) == RIGHT_ROWS

@@ -396,6 +396,7 @@ def progress_line(event: TraceEvent) -> str | None:
         "choice",
         "rule_fired",
         "llm_repair",
+        "sql_translated",
         "dac_feedback",
         "dac_dropped",
     ):

@@ -9,6 +9,10 @@ hand. A text that does not compile is never sent: it comes back as an
 ``error`` result of kind ``syntax`` whose message is the compiler's (line,
 column, message) and whose ``error_position`` is the offset in the text.
 
+`translate_sql` is the other way in: a model asked for the language wrote SQL;
+where the language can rewrite that SQL (`QueryLanguage.from_sql`, PRQL can),
+the rewrite is kept when it compiles and returns the SQL's own rows.
+
 Its ``dialect`` is the language's name, which is what the engine compares
 and normalises candidates by; ``database_executor()`` is the wrapped executor,
 for the SQL acts-sql writes itself (the `inspect_columns` templates).
@@ -19,11 +23,13 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
+from pydantic import BaseModel
+
 from acts_sql.db.executor import Executor, ScratchSession, TableInfo
 from acts_sql.db.result import ExecResult
 from acts_sql.errors import ConfigError, QueryCompileError
 from acts_sql.sql.dialects import get_dialect
-from acts_sql.sql.languages import QueryLanguage, get_language
+from acts_sql.sql.languages import QueryLanguage, get_language, plugin_for
 from acts_sql.sql.languages.base import Diagnostic
 
 COMPILED_SQL_CHARS = 400
@@ -158,3 +164,52 @@ def database_executor(executor: Executor) -> Executor:
 def database_dialect(executor: Executor) -> str:
     """The SQL dialect of the database behind `executor`."""
     return get_dialect(database_executor(executor).dialect).name
+
+
+class SqlTranslation(BaseModel):
+    """SQL a model wrote where a query of the language was asked for, and its rewrite."""
+
+    sql: str
+    """What the model wrote: SQL of the database."""
+    query: str
+    """The same query in the language; it compiles and returns the SQL's rows."""
+    language: str
+    rows: int
+
+
+def translate_sql(executor: Executor, text: str) -> SqlTranslation | None:
+    """`text` rewritten in the query language `executor` runs, when `text` is SQL of the
+    database rather than a query of the language, the language can rewrite it
+    (`QueryLanguage.from_sql`), and the rewrite checks out: both run, neither is cut at
+    the row cap, and they return the same rows (in the same order when the SQL sorts).
+    None otherwise, and always for an executor of plain SQL. `executor` may wrap a
+    `LanguageExecutor` (the engine's recording one does): both statements run through it,
+    read-only, as every statement the engine runs does."""
+    language = plugin_for(executor.dialect)
+    if language is None or not text.strip():
+        return None
+    target = database_dialect(executor)
+    try:
+        language.compile(text, target)
+        return None  # a query of the language already
+    except QueryCompileError:
+        pass
+    query = language.from_sql(text, target)
+    if query is None:
+        return None
+    own = database_executor(executor).execute(text)
+    if not own.ok or own.truncated:
+        return None
+    rewritten = executor.execute(query)
+    if not rewritten.ok or rewritten.truncated or not _same_rows(own, rewritten, text):
+        return None
+    return SqlTranslation(sql=text, query=query, language=language.name, rows=len(own.rows))
+
+
+def _same_rows(a: ExecResult, b: ExecResult, sql: str) -> bool:
+    if len(a.rows) != len(b.rows) or len(a.columns) != len(b.columns):
+        return False
+    left, right = [repr(tuple(r)) for r in a.rows], [repr(tuple(r)) for r in b.rows]
+    if "order by" in " ".join(sql.lower().split()):
+        return left == right
+    return sorted(left) == sorted(right)

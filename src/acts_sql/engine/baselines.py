@@ -30,6 +30,7 @@ from acts_sql.engine.prefetch import first_request
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, emit_refusal
 from acts_sql.tools.base import PoolSettings
 from acts_sql.tools.context import TaskContext
@@ -86,7 +87,9 @@ def run_critic(
         )
         return SearchOutcome(stop_reason=f"no usable rewrite: {reply.error}")
     trace.emit("node_finished", node="critic", summary=reply.value.critique, status="done")
-    sql = reply.value.sql.strip().rstrip(";")
+    sql = in_task_language(
+        reply.value.sql.strip().rstrip(";"), executor, trace, "critic", llm.budget
+    )
     return _execute_candidate(sql, [sql], executor, llm, trace, task.dialect, "critic")
 
 
@@ -101,6 +104,9 @@ def run_raw(executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace)
         )
         return SearchOutcome(stop_reason="no ```sql block in the reply")
     sql = ";\n".join(statements)
+    if task.language is not None:  # one query (`raw_correction`), maybe written in SQL
+        sql = in_task_language(sql, executor, trace, "raw", llm.budget)
+        statements = [sql]
     return _execute_candidate(sql, statements, executor, llm, trace, task.dialect, "raw")
 
 

@@ -25,13 +25,14 @@ from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
 from acts_sql.engine.trust import TrustContext, emit_refusal
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
 from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
-from acts_sql.tools.pool import failure_reason, repairable
+from acts_sql.tools.pool import FROM_SQL, failure_reason, repairable
 from acts_sql.tools.rule_chain import RuleChain
 
 if TYPE_CHECKING:
@@ -122,6 +123,8 @@ class CandidateStage:
         if not sql:
             self.trace.emit("raw_candidate", node=node_id, summary="no ```sql block in the reply")
             return []
+        written = sql
+        sql = in_task_language(sql, self.executor, self.trace, node_id, self.budget)
         known = self.book.known(sql)
         result = (
             known.result
@@ -130,7 +133,8 @@ class CandidateStage:
                 self.executor, self.trace, node_id, "candidate", budget=self.budget
             ).execute(sql)
         )
-        return [PoolEntry(sql=sql, origin="raw", result=result, known=known is not None)]
+        origin = "raw" if sql == written else f"raw:{FROM_SQL}"
+        return [PoolEntry(sql=sql, origin=origin, result=result, known=known is not None)]
 
     def _rule_entries(self, node_id: str) -> list[PoolEntry]:
         """The rule chain's repair of the user's SQL, once per run, as a candidate of the first

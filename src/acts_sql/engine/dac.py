@@ -48,6 +48,7 @@ from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.engine.translation import in_task_language
 from acts_sql.errors import ActsSqlError
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.entities import (
@@ -101,12 +102,15 @@ def run_dac(
     feedback = _feedback(task, facts, mentions, sketch, view, trace)
     current, result, origin = task.original_sql, original, "original"
     if feedback:
-        fixed = correct_with_feedback(llm.for_node(NODE), task, feedback)
+        fixed = _in_language(
+            correct_with_feedback(llm.for_node(NODE), task, feedback), run, trace, llm
+        )
         tried = _try(fixed, run, staged, "dac_feedback")
         if tried is not None and _kept(tried, fixed or "", current, view, trace):
             current, result, origin = fixed or current, tried, "dac_feedback"
     if not result.ok:
         fixed = fix_execution_error(llm.for_node(NODE), task, current, result.error or "")
+        fixed = _in_language(fixed, run, trace, llm)
         tried = _try(fixed, run, staged, "dac_execution_error")
         if tried is not None and tried.ok:
             current, result, origin = fixed or current, tried, "dac_execution_error"
@@ -114,6 +118,12 @@ def run_dac(
     if origin == "dac_execution_error":
         why = "rewritten after the execution error"
     return staged.finish(current, result, origin, why or "no disagreement found")
+
+
+def _in_language(sql: str | None, run: TracedExecutor, trace: Trace, llm: TracedLLM) -> str | None:
+    """A rewrite the model wrote in SQL for a query language, kept in that language where
+    the language can rewrite it (`acts_sql.engine.translation`)."""
+    return in_task_language(sql, run, trace, NODE, llm.budget) if sql else sql
 
 
 def _try(sql: str | None, run: TracedExecutor, staged: StagedRun, origin: str) -> ExecResult | None:

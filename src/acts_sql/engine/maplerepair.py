@@ -32,6 +32,7 @@ from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
+from acts_sql.engine.translation import in_task_language
 from acts_sql.sql.rules import Stage
 from acts_sql.tools.context import TaskContext
 from acts_sql.tools.rule_chain import LATER_STAGES, ChainResult, RuleChain, hint_text
@@ -102,6 +103,7 @@ def _llm_repair(
     if sql is None:
         staged.trace.emit("llm_repair", node=NODE, summary="no ```sql block in the reply", ok=False)
         return None
+    sql = in_task_language(sql, run, staged.trace, NODE, llm.budget)
     result = run.execute(sql)
     candidate = staged.record(sql, result, "llm_repair")
     staged.trace.emit(

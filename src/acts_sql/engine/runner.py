@@ -19,6 +19,7 @@ from acts_sql.engine.result import CorrectionResult, UsageSummary
 from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.trace import Listener, Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM, UsageLedger
+from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.engine.vouch import vouched
 from acts_sql.errors import LLMError, LLMUnavailableError
@@ -104,7 +105,7 @@ def _run(
     outcome: SearchOutcome
     try:
         if generated:
-            sql = _initial_sql(traced_llm, task, options, trace)
+            sql = _initial_sql(traced_llm, task, options, trace, executor, budget)
         original = (
             TracedExecutor(executor, trace, None, "original", budget=budget).execute(sql or "")
             if sql
@@ -222,13 +223,19 @@ def trust_context(
 
 
 def _initial_sql(
-    llm: TracedLLM, task: TaskContext, options: CorrectionOptions, trace: Trace
+    llm: TracedLLM,
+    task: TaskContext,
+    options: CorrectionOptions,
+    trace: Trace,
+    executor: Executor,
+    budget: BudgetTracker,
 ) -> str:
     reply = text_to_sql(llm.for_node("initial"), task, options.json_retries)
     if reply.value is None:
         trace.emit("initial_sql", summary=f"failed: {reply.error}", ok=False)
         return ""
     sql = reply.value.sql.strip().rstrip(";")
+    sql = in_task_language(sql, executor, trace, None, budget)
     trace.emit("initial_sql", summary=sql, ok=True, sql=sql)
     return sql
 

@@ -23,6 +23,10 @@ produces a pool of up to `PoolSettings.size` LLM candidates:
    schema's nearest names, functions of another dialect rewritten, the
    statement re-read by sqlglot or transpiled from a dialect it seems written in.
 
+For a query language other than SQL (PRQL), a candidate the model wrote in SQL
+instead is kept as its rewrite in the language when the language can rewrite it
+and the rewrite returns the SQL's rows (origin ``<origin>:from_sql``).
+
 Identical SQL texts (after ``normalize_sql``) are one candidate with several
 votes. A SQL the run already executed (``CandidateMemory``) is not executed
 again: its earlier result is reused. New statements run in a background
@@ -38,6 +42,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from acts_sql.db.language import translate_sql
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import SendsAhead
 from acts_sql.sql.normalize import normalize_sql
@@ -45,6 +50,9 @@ from acts_sql.tools.base import CandidateMemory, PoolEntry, PoolSettings, ToolEn
 from acts_sql.tools.rule_chain import RuleChain
 
 MAX_RULE_CANDIDATES = 4
+FROM_SQL = "from_sql"
+"""Origin suffix of a candidate the model wrote in SQL where a query language was asked for,
+kept in that language (`acts_sql.db.language.translate_sql`): ``greedy:from_sql``."""
 RETRY_TEMPERATURE = 1.0
 
 
@@ -91,6 +99,9 @@ class _Collector:
         sql = clean_sql(sql)
         if not sql:
             return False
+        translated = translate_sql(self.env.executor, sql)
+        if translated is not None:  # SQL where the task's query language was asked for
+            sql, origin = translated.query, f"{origin}:{FROM_SQL}"
         key = normalize_sql(sql, self.env.task.dialect)
         if key in self._skip:
             return False

@@ -143,6 +143,15 @@ class QueryLanguage:
         stripped = text.strip()
         return [stripped] if stripped else []
 
+    def from_sql(self, sql: str, dialect: str) -> str | None:
+        """`sql`, a SELECT of the acts-sql dialect `dialect`, written in this language; None
+        when the plugin does not translate SQL (the default) or not this SQL.
+
+        Small models write SQL whatever language is asked for; where a plugin can rewrite
+        such an answer mechanically, the engine keeps the rewrite as the candidate when it
+        compiles and returns the SQL's own rows (`acts_sql.db.language.translate_sql`)."""
+        return None
+
     def compiled_or_none(self, text: str) -> tuple[str, str] | None:
         """(SQL, dialect) of `text` compiled to `canonical_target`; None if it does not compile."""
         try:

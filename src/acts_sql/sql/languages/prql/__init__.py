@@ -14,7 +14,9 @@ would:
   same query; a text that does not compile is compared by its words;
 - ``split_fix_syntax`` does not apply (sqlglot cannot read PRQL): failing
   candidates are repaired by a `generate_sql` step told the compiler's error;
-- the prompts' reference text is ``reference.md`` next to this file.
+- the prompts' reference text is ``reference.md`` next to this file;
+- `from_sql`: a plain SELECT rewritten as PRQL (``from_sql.py``), for the SQL a
+  small model writes when asked for PRQL.
 
 Needs the `prqlc` package: ``pip install 'acts-sql[prql]'``.
 """
@@ -28,7 +30,9 @@ from types import MappingProxyType
 import prqlc
 
 from acts_sql.sql.diagnostics import SqlDiagnostic
+from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.languages.base import QueryLanguage
+from acts_sql.sql.languages.prql.from_sql import translate
 
 PRQLC_TARGETS = {"duckdb": "sql.duckdb", "sqlite": "sql.sqlite", "postgresql": "sql.postgres"}
 """acts-sql dialect -> prqlc target. prqlc knows more (MySQL, SQL Server, ...); these are
@@ -72,6 +76,9 @@ class PRQL(QueryLanguage):
             return prqlc.compile(text, _options(target)).strip()
         except ValueError as exc:  # prqlc reports every compile error as ValueError
             raise self.compile_error(with_sql_hint(parse_errors(str(exc), text), text)) from None
+
+    def from_sql(self, sql: str, dialect: str) -> str | None:
+        return translate(sql, get_dialect(dialect).sqlglot_name)
 
 
 _SQL_START = re.compile(r"^\s*(?:select|with)\b", re.IGNORECASE)
