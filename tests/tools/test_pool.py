@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from acts_sql.db.connect import open_database
 from acts_sql.db.result import ExecResult
 from acts_sql.demo import demo_db_path
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
 from acts_sql.tools.context import TaskContext, sql_reply_cap
+from acts_sql.tools.pool import strip_echoed_reasons
 from acts_sql.tools.registry import TOOLS
 from support import scripted
 
@@ -50,6 +53,9 @@ class Memory:
 
     def rejection(self, sql):
         return self.rejected.get(" ".join(sql.split()))
+
+    def reasons(self):
+        return list(self.rejected.values())
 
 
 def env(script, *, size=1, rules=True, memory=None):
@@ -328,3 +334,59 @@ def test_the_samples_of_a_pool_repeat_the_greedy_prompt_so_it_is_evaluated_once(
     assert len(llm.requests) == 4
     assert all(r.messages == llm.requests[0].messages for r in llm.requests)
     assert [r.temperature for r in llm.requests] == [0.0, 0.7, 0.7, 0.7]
+
+
+SAME_ROWS = (
+    "returns exactly the rows of the user's SQL, which the issue says do not do what it asks"
+)
+FAILS = "it fails: error: syntax error at end of input"
+
+
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [
+        # the whole reason after the SQL, as the 0.5B wrote it (acts run, PostgreSQL_23)
+        (f"SELECT EXTRACT(QUARTER FROM ts) AS quarter ({SAME_ROWS})",
+         "SELECT EXTRACT(QUARTER FROM ts) AS quarter"),
+        # in the middle, before more SQL
+        (f"SELECT a FROM t ({FAILS})\nORDER BY a", "SELECT a FROM t\nORDER BY a"),
+        # cut short at the end of the reply
+        ("SELECT a FROM t (returns exactly the rows of the us", "SELECT a FROM t"),
+        # two reasons
+        (f"SELECT a FROM t ({FAILS}) ({SAME_ROWS});", "SELECT a FROM t"),
+        # SQL's own parentheses stay
+        ("SELECT (a + 1) FROM t WHERE b IN (1, 2)", "SELECT (a + 1) FROM t WHERE b IN (1, 2)"),
+        # the start of a reason that more SQL follows is no copy cut short: it stays
+        ("SELECT a FROM t WHERE b = '(returns exactly the rows' AND c = 2",
+         "SELECT a FROM t WHERE b = '(returns exactly the rows' AND c = 2"),
+    ],
+)  # fmt: skip
+def test_reasons_the_model_copied_into_its_sql_are_cut(written, kept):
+    assert strip_echoed_reasons(written, [SAME_ROWS, FAILS, "short"]) == kept
+
+
+def test_a_reason_too_short_to_be_told_from_sql_is_left():
+    assert strip_echoed_reasons("SELECT a FROM t (x)", ["x"]) == "SELECT a FROM t (x)"
+
+
+def test_a_draw_that_copies_a_reason_is_the_sql_it_copied_it_after():
+    """The greedy answer is the rejected SQL plus the reason it was rejected for: it is that
+    SQL again (so the draw is asked again hotter), not a new statement that fails on the
+    reason's words."""
+    rejected_sql = "SELECT room_id FROM rooms"
+    memory = Memory(
+        known={rejected_sql: ExecResult(status="ok", columns=["room_id"], rows=[[1]], row_count=1)},
+        rejected={rejected_sql: SAME_ROWS},
+    )
+    script = {
+        "generate_sql": [gen(f"{rejected_sql} ({SAME_ROWS})"), gen("SELECT room_id FROM bookings")]
+    }
+    tool_env, executor, llm = env(script, memory=memory)
+    outcome = run(tool_env)
+
+    assert [e.origin for e in outcome.candidates] == ["retry", "greedy"]
+    assert all(SAME_ROWS not in sql for sql in executor.statements)
+    note = llm.requests[1].messages[-1].content
+    # the note puts each reason on a line of its own, before the SQL it is about
+    assert f"- dropped because {SAME_ROWS}:\n  {rejected_sql}\n" in note
+    assert f"{rejected_sql} (" not in note

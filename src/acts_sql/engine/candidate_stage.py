@@ -27,7 +27,7 @@ from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
-from acts_sql.engine.trust import TrustContext, emit_refusal
+from acts_sql.engine.trust import SAME_ROWS, SAME_SQL, TrustContext, emit_refusal
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
@@ -38,6 +38,7 @@ from acts_sql.tools.rule_chain import RuleChain
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
 
+USERS_SQL = "it is the user's SQL, which the issue says does not do what it asks"
 RAW_PROSE_TOKENS = 192
 """Room the raw rewrite gets beyond `sql_reply_cap`: its reply is free text around the SQL."""
 
@@ -57,7 +58,7 @@ class BookMemory:
 
     def rejection(self, sql: str) -> str | None:
         if self.trust.is_original(sql):
-            return "it is the user's SQL, which the issue says does not do what it asks"
+            return USERS_SQL
         known = self.book.known(sql)
         if known is None:
             return None
@@ -66,6 +67,14 @@ class BookMemory:
         if known.verdict not in ("rejected", "refused"):
             return None
         return known.reason or known.verdict
+
+    def reasons(self) -> list[str]:
+        dropped = [
+            failure_reason(c.result) if c.verdict == "failed" else c.reason
+            for c in self.book.candidates
+            if c.verdict in ("failed", "rejected", "refused")
+        ]
+        return [USERS_SQL, SAME_SQL, SAME_ROWS, *(r for r in dropped if r)]
 
 
 class CandidateStage:

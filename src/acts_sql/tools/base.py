@@ -44,6 +44,11 @@ class CandidateMemory(Protocol):
 
     def rejection(self, sql: str) -> str | None: ...
 
+    def reasons(self) -> list[str]:
+        """Every reason the run has given so far for dropping a SQL, as prompts show it (a
+        small model copies them into its SQL: `acts_sql.tools.pool.strip_echoed_reasons`)."""
+        ...
+
 
 class SampleLedger:
     """The draws of one run, so that every LLM candidate is an independent one.
