@@ -85,6 +85,31 @@ def test_bench_logs_reports_accuracy_and_latency_per_strategy(tmp_path, small_lo
     assert "| acts | 100.0% (2/2) | +50.0 | 1 | 0 | 2 |" in markdown
 
 
+def test_sql_the_model_writes_is_scored_as_its_prql_rewrite(tmp_path, small_logs):
+    """A small model writes SQL for PRQL questions: the generated query and raw's rewrite
+    are kept as PRQL, scored as such, and counted in the report's "from SQL" column."""
+    replies = {
+        "generate_sql": [gen("select count(*) from requests where status = 400")],
+        "correct": ["```sql\nselect count(*) as n from requests where status = 404\n```"],
+    }
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(replies))
+    args = ["bench", "logs", "--out", str(tmp_path / "out"), "--db", str(small_logs.path),
+            "--method", "raw", "--ids", "L01", "--llm", f"scripted:{path}"]  # fmt: skip
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+
+    [record] = load_records(tmp_path / "out", "raw")
+    assert record.initial_query.startswith("from requests\nfilter status == 400")
+    assert record.final_query.startswith("from requests\nfilter status == 404")
+    assert record.initial_from_sql and record.final_from_sql
+    assert record.passed and not record.initial_passed
+    rows = {row.strategy: row for row in load_report(tmp_path / "out").rows}
+    assert rows["generation only"].from_sql == rows["raw"].from_sql == 1
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "| raw | 100.0% (1/1) | +100.0 | 1 | 0 | 1 | 1 |" in markdown
+
+
 def test_a_second_run_goes_on_from_the_records(tmp_path, small_logs):
     assert run(tmp_path, small_logs, script()).exit_code == 0
     again = run(tmp_path, small_logs, {})  # no reply left: nothing may be asked again

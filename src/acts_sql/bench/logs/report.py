@@ -34,6 +34,9 @@ class StrategyRow(BaseModel):
     broken: int = 0
     """Generated query right, final wrong."""
     accepted: int = 0
+    from_sql: int = 0
+    """Tasks whose query (generation only: the generated one; a method: its final one) is the
+    PRQL rewrite of SQL the model wrote (docs/LANGUAGES.md)."""
     mean_seconds: float = 0.0
     p50_seconds: float = 0.0
     p90_seconds: float = 0.0
@@ -95,6 +98,7 @@ def build_report(
             "generation only", first, [r.initial_passed for r in first],
             [r.generation_seconds for r in first],
         )  # fmt: skip
+        generation.from_sql = sum(1 for r in first if r.initial_from_sql)
         rows.append(generation)
     for method, method_records in records.items():
         if not method_records:
@@ -107,6 +111,7 @@ def build_report(
         row.fixed = sum(1 for r in method_records if r.passed and not r.initial_passed)
         row.broken = sum(1 for r in method_records if r.initial_passed and not r.passed)
         row.accepted = sum(1 for r in method_records if r.accepted)
+        row.from_sql = sum(1 for r in method_records if r.final_from_sql)
         row.llm_calls = round(sum(r.llm_calls for r in method_records) / n, 2)
         row.tokens = round(
             sum(r.prompt_tokens + r.completion_tokens for r in method_records) / n, 1
@@ -123,17 +128,19 @@ def render_markdown(report: LogsReport) -> str:
         "query returns the gold result. Latency: seconds per task, generation included "
         "(generation only: until the generated query was there). Generation only scores the "
         "generated queries of the first method's runs (with greedy decoding every method "
-        "generates the same ones).",
+        "generates the same ones). From SQL: tasks whose query is the PRQL rewrite of SQL the "
+        "model wrote instead of PRQL.",
         "",
-        "| strategy | accuracy | Δ vs generation | fixed | broken | accepted | latency mean (s) "
-        "| p50 (s) | p90 (s) | LLM calls/task | tokens/task |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| strategy | accuracy | Δ vs generation | fixed | broken | accepted | from SQL "
+        "| latency mean (s) | p50 (s) | p90 (s) | LLM calls/task | tokens/task |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in report.rows:
         delta = "–" if row.delta is None else f"{row.delta:+.1f}"
         lines.append(
             f"| {row.strategy} | {row.accuracy:.1f}% ({row.passed}/{row.tasks}) | {delta} "
-            f"| {row.fixed} | {row.broken} | {row.accepted} | {row.mean_seconds:.2f} "
+            f"| {row.fixed} | {row.broken} | {row.accepted} | {row.from_sql} "
+            f"| {row.mean_seconds:.2f} "
             f"| {row.p50_seconds:.2f} | {row.p90_seconds:.2f} | {row.llm_calls:.2f} "
             f"| {row.tokens:.0f} |"
         )

@@ -75,6 +75,10 @@ class LogRecord(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reason: str = ""
+    initial_from_sql: bool = False
+    """The generated query is the PRQL rewrite of SQL the model wrote (`sql_translated`)."""
+    final_from_sql: bool = False
+    """The final query is such a rewrite."""
     error: str | None = None
     """A run that raised (bad configuration of a single task), with the reason."""
 
@@ -190,6 +194,7 @@ def _scored(
     base: LogRecord, result: CorrectionResult, gold: GoldResult, executor: Executor
 ) -> LogRecord:
     initial_at = next((e.t for e in result.trace if e.kind == "initial_sql"), 0.0)
+    rewrites = [e for e in result.trace if e.kind == "sql_translated"]
     final = executor.execute(result.sql) if result.sql.strip() else None
     return base.model_copy(
         update={
@@ -206,6 +211,10 @@ def _scored(
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
             "reason": result.reason,
+            "initial_from_sql": any(e.node is None and e.data.get("sql") == result.original_sql
+                                    for e in rewrites),
+            "final_from_sql": bool(result.sql)
+            and any(e.data.get("sql") == result.sql for e in rewrites),
         }
     )  # fmt: skip
 
