@@ -393,5 +393,7 @@ def test_every_method_keeps_its_sql_rewrite_as_prql(logs_db, method):
 
     [kept] = [e for e in result.trace if e.kind == "sql_translated"]
     assert kept.data["written"] == RIGHT_SQL
+    checks = [e.data["sql"] for e in result.trace if e.purpose == "translate"]
+    assert checks == [RIGHT_SQL, RIGHT_PRQL]  # recorded once each, as the check they are
     assert result.sql == kept.data["sql"] == RIGHT_PRQL
     assert rows(result) == RIGHT_ROWS

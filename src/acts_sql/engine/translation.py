@@ -5,8 +5,8 @@ Small models answer in SQL whatever the prompt asks (the 0.5B wrote SQL for all
 (`QueryLanguage.from_sql`; PRQL does), the engine keeps the rewrite instead
 of a candidate that cannot compile, once the rewrite has returned the SQL's
 own rows on the database (`acts_sql.db.language.translate_sql`). The trace
-records both texts (event ``sql_translated``), and the statements run to check
-the rewrite are recorded like any other.
+records both texts (event ``sql_translated``), and the two statements run to
+check the rewrite are recorded like any other (purpose ``translate``).
 
 Used where the engine takes a model's answer as a query outside a pool: the
 first query of text-to-query mode, the `raw` and `critic` rewrites, DAC's two
@@ -33,11 +33,8 @@ def in_task_language(
     """`sql` itself, or its rewrite in the language `executor` runs (see the module doc)."""
     if not sql.strip():
         return sql
-    checked = (
-        executor
-        if isinstance(executor, TracedExecutor)  # records under its own purpose already
-        else TracedExecutor(executor, trace, node, "translate", budget=budget)
-    )
+    inner = executor.inner if isinstance(executor, TracedExecutor) else executor  # one record
+    checked = TracedExecutor(inner, trace, node, "translate", budget=budget)
     translated = translate_sql(checked, sql)
     if translated is None:
         return sql
