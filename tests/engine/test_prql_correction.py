@@ -386,6 +386,18 @@ SCRIPTS = {
 }
 
 
+def test_vote_counts_sql_samples_by_their_prql_rewrite(logs_db):
+    """Two samples in SQL and one in PRQL that all mean the same query are one candidate with
+    three votes."""
+    replies = [sql_block(RIGHT_SQL), sql_block(RIGHT_SQL.lower()), raw(RIGHT)]
+    llm = scripted({"correct": replies})
+    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm, method="vote", candidates=3)
+
+    assert result.accepted is True and result.sql == RIGHT_PRQL
+    [candidate] = result.candidates
+    assert candidate["votes"] == 3
+
+
 @pytest.mark.parametrize("method", list(SCRIPTS))
 def test_every_method_keeps_its_sql_rewrite_as_prql(logs_db, method):
     script, user = SCRIPTS[method]

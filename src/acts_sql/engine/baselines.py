@@ -146,6 +146,9 @@ def run_vote(
             trace.emit("candidate_missing", node="vote", summary="no ```sql block", origin=origin)
             continue
         sql = ";\n".join(statements)
+        if task.language is not None:  # one query, maybe written in SQL (see run_raw)
+            sql = in_task_language(sql, executor, trace, "vote", llm.budget)
+            statements = [sql]
         known = book.known(sql)
         if known is not None:
             book.add_vote(known)

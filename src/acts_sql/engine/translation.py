@@ -9,8 +9,9 @@ records both texts (event ``sql_translated``), and the two statements run to
 check the rewrite are recorded like any other (purpose ``translate``).
 
 Used where the engine takes a model's answer as a query outside a pool: the
-first query of text-to-query mode, the `raw` and `critic` rewrites, DAC's two
-rewrites, MapleRepair's LLM repairer and the raw candidate of acts' first pool.
+first query of text-to-query mode, the `raw` and `critic` rewrites, `vote`'s
+samples, DAC's two rewrites, MapleRepair's LLM repairer and the raw candidate of
+acts' first pool.
 Pools do the same per candidate (`acts_sql.tools.pool`, origin ``<origin>:from_sql``).
 """
 
