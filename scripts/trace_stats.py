@@ -13,6 +13,9 @@ traces/). For each run, over its tasks:
 - plans: how many plans there were, how many nodes they had, and the tasks where only the
   root of the first plan ran;
 - choices: `choose` replies that were not valid (the engine followed the first branch);
+- echoes: replies, and candidates, in which the model copied a reason the engine gave for
+  dropping a SQL ("(it fails: ...)", "(returns exactly the rows of the user's SQL ...)") into
+  its own SQL;
 - judge: verdicts, "accept" replies whose reason says the candidate is wrong, and "accept"
   replies the engine withdrew because too few candidates agree on the result;
 - outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -136,6 +140,7 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
             seconds[event.get("purpose") or "?"] += data.get("seconds") or 0.0
             if data.get("stopped_by") == "length":
                 stats["runaway replies"] += 1
+            stats["replies with a copied reason"] += bool(_ECHO.search(data.get("response") or ""))
             _count_writing(writing, data)
         elif kind == "candidate" and not data.get("duplicate"):
             _count_candidate(stats, failures, seen, data.get("sql") or "", data, kinds)
@@ -195,6 +200,13 @@ def _count_writing(writing: Counter[str], data: dict[str, Any]) -> None:
         writing[f"{decoder} seconds"] += took
 
 
+_ECHO = re.compile(
+    r"\((?:it fails: |returns exactly the rows of the user's SQL|it is the user's SQL"
+    r"|the same SQL as the user's)"
+)
+"""A reason the engine gave for dropping a SQL, copied by the model into its own SQL."""
+
+
 def _count_candidate(
     stats: Counter[str],
     failures: Counter[str],
@@ -205,6 +217,7 @@ def _count_candidate(
 ) -> None:
     seen.add(_norm(sql))
     stats["candidates"] += 1
+    stats["candidates with a copied reason"] += bool(_ECHO.search(sql))
     if data.get("status") == "ok":
         stats["candidates that run"] += 1
     else:
@@ -299,6 +312,11 @@ def render(stats: dict[str, Any]) -> str:
             ", ".join(f"{k} {v}" for k, v in sorted(stats["candidate failures"].items())) or "-",
         ),
         ("duplicates", c.get("duplicates", 0)),
+        (
+            "engine reasons copied into SQL: replies / candidates",
+            f"{c.get('replies with a copied reason', 0)} / "
+            f"{c.get('candidates with a copied reason', 0)}",
+        ),
         ("plans / nodes", f"{c.get('plans', 0)} / {c.get('plan nodes', 0)}"),
         (
             "tasks where only the first plan's root ran",

@@ -107,3 +107,26 @@ def test_judge_verdicts_count_the_accepts_the_engine_withdrew_apart():
     assert (counts["judge accept"], counts["judge reject"]) == (1, 1)
     assert counts["judge accept contradicted by its reason"] == 1
     assert counts["judge accept of too few agreeing"] == 1
+
+
+def test_engine_reasons_the_model_copied_are_counted_in_replies_and_candidates():
+    stats = _script()
+    copied = "SELECT a FROM t (it fails: error: syntax error at end of input)"
+
+    def candidate(sql, status):
+        return {"kind": "candidate", "data": {"sql": sql, "status": status}}
+
+    trace = {
+        "trace": [
+            call("generate_sql", 900, 800, 40, 2.0, response='{"sql": "' + copied + '"}'),
+            candidate(copied, "error"),  # written before the copies were cut
+            call("generate_sql", 900, 800, 40, 2.0,
+                 response="SELECT a FROM t (returns exactly the rows of the user's SQL, wh"),
+            candidate("SELECT a FROM t", "ok"),  # the copy cut: the SQL it was written after
+            call("generate_sql", 900, 800, 40, 2.0, response='{"sql": "SELECT (a) FROM t"}'),
+            candidate("SELECT (a) FROM t", "ok"),
+        ]
+    }  # fmt: skip
+    counts = stats.task_stats(trace)["counts"]
+    assert counts["replies with a copied reason"] == 2
+    assert counts["candidates with a copied reason"] == 1
