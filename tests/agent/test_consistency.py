@@ -20,6 +20,10 @@ CONTRADICTIONS = [
     "The original SQL is fine, but this candidate is incorrect.",
     "The candidate from the evidence on this path does not appear in the result set.",
     "The new row doesn't show up in the output.",
+    # an acts run with the 0.5B, PostgreSQL_23: "accept" with the reason it had rejected with
+    "The function `what_quarter_is` does not correctly classify transactions by quarter. It "
+    "returns the default value of 1 for April, which is not the first quarter.",
+    "The join cannot properly handle users without assets.",
 ]
 CONSISTENT = [
     "Only rooms whose bookings intersect are listed; this matches the issue.",
@@ -29,6 +33,7 @@ CONSISTENT = [
     "The user's SQL does not filter by year. The candidate adds the 2022 filter.",
     "Group B returns one row per category, as asked.",
     "It no longer returns the wrong totals.",
+    "The user's SQL does not correctly classify April; the candidate starts the quarter there.",
     "",
 ]
 

@@ -25,6 +25,11 @@ _FAULT_PATTERNS = [
     r"(answer|address|match|return|produce|give|solve|fix|handle|work|meet|satisfy|"
     r"consider|account|include|filter|resolve|reflect|do\s+what|appear|show|contain|exist|"
     r"apply|insert|update|list)\b",
+    # "does not correctly classify", "cannot properly handle": an adverb of manner before any
+    # verb (an acts judge accepted with "The function does not correctly classify ...", the
+    # reason it had rejected the same function with)
+    r"\b(does\s*n[o']t|do\s*n[o']t|did\s*n[o']t|cannot|can\s*n[o']t|fails?\s+to)\s+"
+    r"(correctly|properly|accurately|fully)\s+\w+",
     # "not what the user / issue asked"
     r"\bnot\s+what\s+the\s+(user|issue|question)\b",
     # "should use X instead"
