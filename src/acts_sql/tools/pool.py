@@ -213,8 +213,8 @@ def strip_echoed_reasons(sql: str, reasons: list[str]) -> str:
 
     The prompts show why earlier SQL was dropped ("it fails: ...", "returns exactly the rows
     of the user's SQL ..."), and a small model copies that text after its SQL: in an acts
-    run with the 0.5B, 10 of 46 distinct candidates ended in a copied reason, and 9 of them
-    failed on it as a syntax error that then cost a repair step. A whole copy is removed
+    run with the 0.5B on 16 tasks, 11 replies did and 9 distinct candidates held a copy; such
+    a copy fails as a syntax error, which then costs a repair step. A whole copy is removed
     wherever it is; a copy cut short (at least `ECHO_MIN_CHARS` of the reason) is removed
     when it runs to the end of the text."""
     distinct = {r.strip() for r in reasons if len(r.strip()) >= ECHO_MIN_CHARS}
