@@ -31,6 +31,7 @@ from acts_sql.errors import ConfigError, QueryCompileError
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.languages import QueryLanguage, get_language, plugin_for
 from acts_sql.sql.languages.base import Diagnostic
+from acts_sql.sql.repairs import has_top_level_order_by
 
 COMPILED_SQL_CHARS = 400
 """How much of the compiled SQL a database error quotes."""
@@ -201,15 +202,16 @@ def translate_sql(executor: Executor, text: str) -> SqlTranslation | None:
     if not own.ok or own.truncated:
         return None
     rewritten = executor.execute(query)
-    if not rewritten.ok or rewritten.truncated or not _same_rows(own, rewritten, text):
+    ordered = has_top_level_order_by(text, target)
+    if not rewritten.ok or rewritten.truncated or not _same_rows(own, rewritten, ordered):
         return None
     return SqlTranslation(sql=text, query=query, language=language.name, rows=len(own.rows))
 
 
-def _same_rows(a: ExecResult, b: ExecResult, sql: str) -> bool:
+def _same_rows(a: ExecResult, b: ExecResult, ordered: bool) -> bool:
     if len(a.rows) != len(b.rows) or len(a.columns) != len(b.columns):
         return False
     left, right = [repr(tuple(r)) for r in a.rows], [repr(tuple(r)) for r in b.rows]
-    if "order by" in " ".join(sql.lower().split()):
+    if ordered:
         return left == right
     return sorted(left) == sorted(right)

@@ -351,6 +351,7 @@ class _Grouping:
         if any(isinstance(o.node, exp.Star) for o in self.outputs):
             raise Untranslatable("a star in an aggregate query")
         self.names: dict[str, str] = {}  # SQL of an aggregate or key -> its column's name
+        self.columns: list[str] = []  # the columns `group`/`aggregate` make, in order
         self.hidden = 0
 
     def lines(self) -> list[str]:
@@ -364,6 +365,7 @@ class _Grouping:
                 raise Untranslatable("a column neither grouped nor aggregated")
             items.append(f"{out.name} = {self.w.expr(out.node, self.names)}")
             self.names[out.sql] = _ref(out.name)
+            self.columns.append(_ref(out.name))
         having = self.select.args.get("having")
         having_text = self._after(having.this, items) if having is not None else ""
         sort = self._sort(items)
@@ -378,10 +380,7 @@ class _Grouping:
         lines += [f"sort {{{sort}}}"] if sort else []
         lines += _take(self.select)
         wanted = [_ref(o.name) for o in self.outputs]
-        produced = [_ref(k.split(" = ")[0].split(".")[-1]) for k in keys] + [
-            _ref(i.split(" = ")[0]) for i in items
-        ]
-        if wanted != produced:
+        if wanted != self.columns:
             lines.append(f"select {{{', '.join(wanted)}}}")
         return lines
 
@@ -424,6 +423,7 @@ class _Grouping:
                 name = out.name if out is not None else f"_key{self.hidden}"
                 keys.append(f"{name} = {self.w.expr(source)}")
             self.names[source.sql(self.w.dialect)] = _ref(name)
+            self.columns.append(_ref(name))
             if out is not None:
                 self.names[out.sql] = _ref(name)
         return keys
@@ -439,6 +439,7 @@ class _Grouping:
                 name = f"_agg{self.hidden}"
                 items.append(f"{name} = {self.w.expr(agg, self.names)}")
                 self.names[key] = name
+                self.columns.append(name)
         return self.w.expr(node, self.names)
 
     def _sort(self, items: list[str]) -> str:
