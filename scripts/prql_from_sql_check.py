@@ -16,8 +16,8 @@ For each set it prints how many are SQL, how many of those are right as SQL, and
 rewrites: how many there are, how many compile and run, how many return the SQL's own rows
 (what the engine checks before it keeps one, `acts_sql.db.language.translate_sql`: results
 cut at the row cap do not count; a query whose rows are not fixed, such as LIMIT over ties,
-can match in one run and not the next) and how many return the gold answer. The database is the small log database (built in a temporary
-directory when --db is not given).
+can match in one run and not the next) and how many return the gold answer. The database
+is the small log database (built in a temporary directory when --db is not given).
 """
 
 from __future__ import annotations
