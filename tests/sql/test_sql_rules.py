@@ -104,6 +104,7 @@ def _given(case: Case, conn: sqlite3.Connection | None) -> RuleInput:
         facts=from_ddl(case.keys.get("schema", ""), dialect),
         error=case.keys.get("error"),
         row_count=int(case.keys["rows"]) if "rows" in case.keys else None,
+        reference_sql=case.keys.get("reference"),
         answers={
             k.removeprefix("answer "): ProbeAnswer(ok=True, rows=json.loads(v))
             for k, v in case.keys.items()
@@ -156,3 +157,29 @@ def test_every_rule_says_which_error_it_fixes():
         assert rule.fixes(), rule.name
         module = __import__(type(rule).__module__, fromlist=["_"])
         assert module.__doc__ and len(module.__doc__.strip()) > 80, rule.name
+
+
+def test_missing_cte_puts_back_the_users_text_as_written():
+    """The user's definitions are copied, not re-generated: case, casts, comments kept."""
+    user = (
+        "with recursive Months(m) as materialized (\n"
+        "  select date '2023-01-01'  -- first month\n"
+        "  union all select (m + interval '1 month')::date from Months where m < '2023-03-01'\n"
+        "), counted as (select m, 1 as n from Months)\n"
+        "select * from counted"
+    )
+    given = RuleInput(
+        sql="SELECT m, n FROM counted WHERE n > 0",
+        dialect="postgresql",
+        error='relation "counted" does not exist',
+        reference_sql=user,
+    )
+    outcome = run_rule(rule_named("missing_cte"), given)
+    assert outcome is not None
+    written = outcome.repairs[0].sql
+    start = user.index("Months(m)")
+    end = user.index("from Months)") + len("from Months)")
+    assert written == "WITH RECURSIVE " + user[start:end].replace("), counted", "),\ncounted") + (
+        "\nSELECT m, n FROM counted WHERE n > 0"
+    )
+    assert "counted" in outcome.repairs[0].detail and "Months" in outcome.repairs[0].detail

@@ -58,12 +58,12 @@ class Memory:
         return list(self.rejected.values())
 
 
-def env(script, *, size=1, rules=True, memory=None):
+def env(script, *, size=1, rules=True, memory=None, original_sql="SELECT room_id FROM rooms"):
     executor = CountingExecutor()
     task = TaskContext(
         dialect="sqlite",
         question="Which rooms have overlapping bookings?",
-        original_sql="SELECT room_id FROM rooms",
+        original_sql=original_sql,
         schema_text="-",
         schema_names=SCHEMA,
     )
@@ -147,6 +147,24 @@ def test_a_failing_candidate_gets_deterministic_repairs_in_the_same_pool():
     repaired = origins["rule:unknown_identifier"]
     assert repaired.result.ok and "name" in repaired.sql and "room_name" not in repaired.sql
     assert len(llm.requests) == 1  # no LLM call for the repair
+
+
+def test_a_candidate_that_dropped_the_users_with_clause_gets_it_back():
+    user_sql = (
+        "WITH big AS (SELECT room_id, capacity FROM rooms WHERE capacity >= 8) "
+        "SELECT COUNT(*) FROM big"
+    )
+    script = {"generate_sql": [gen("SELECT room_id FROM big ORDER BY capacity DESC")]}
+    tool_env, _, llm = env(script, original_sql=user_sql)
+    outcome = run(tool_env)
+
+    origins = {e.origin: e for e in outcome.candidates}
+    assert "no such table: big" in (origins["greedy"].result.error or "")
+    repaired = origins["rule:missing_cte"]
+    assert repaired.result.ok and repaired.result.row_count > 0
+    assert repaired.sql.startswith("WITH big AS (SELECT room_id, capacity FROM rooms WHERE")
+    assert repaired.sql.endswith("SELECT room_id FROM big ORDER BY capacity DESC")
+    assert len(llm.requests) == 1
 
 
 def test_without_rules_a_failing_pool_stays_as_written():

@@ -313,5 +313,7 @@ def rule_candidates(
 def repairs_of(sql: str, result: ExecResult, env: ToolEnv) -> list[tuple[str, str]]:
     """(origin, sql) of the deterministic repairs of one failing statement: each
     syntax-stage rule's, unexecuted (the pool executes them)."""
-    chain = RuleChain(env.executor, env.task.facts(), env.task.dialect)
+    chain = RuleChain(
+        env.executor, env.task.facts(), env.task.dialect, reference_sql=env.task.original_sql
+    )
     return chain.alternatives(sql, result)

@@ -98,12 +98,16 @@ class RuleChain:
         *,
         on_fire: Callable[[Firing], None] | None = None,
         max_rounds: int = MAX_ROUNDS,
+        reference_sql: str | None = None,
     ) -> None:
+        """`reference_sql`: the user's SQL, when the statements repaired are candidate
+        corrections of it (rules such as `missing_cte` read it)."""
         self.executor = executor
         self.facts = facts
         self.dialect = dialect
         self.on_fire = on_fire
         self.max_rounds = max_rounds
+        self.reference_sql = reference_sql
 
     def run(
         self, sql: str, result: ExecResult, stages: Iterable[Stage] = tuple(Stage)
@@ -193,6 +197,7 @@ class RuleChain:
             facts=self.facts,
             error=None if result.ok else (result.error or result.status),
             row_count=result.row_count if result.ok else None,
+            reference_sql=self.reference_sql,
         )
 
     def _answered(self, rule: Rule, given: RuleInput) -> RuleInput:

@@ -167,7 +167,9 @@ class SplitFixSyntaxTool:
 
 def repaired_by_rules(env: ToolEnv, sql: str, failing: ExecResult) -> ToolOutcome | None:
     """The node's outcome when the rule chain's syntax stage makes `sql` run; None otherwise."""
-    chain = RuleChain(env.executor, env.task.facts(), env.task.dialect)
+    chain = RuleChain(
+        env.executor, env.task.facts(), env.task.dialect, reference_sql=env.task.original_sql
+    )
     state = chain.syntax(ChainResult(sql=sql, result=failing))
     if not state.result.ok or not state.changed(sql, env.task.dialect):
         return None

@@ -10,6 +10,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 
 | stage | rule | MapleRepair's repairer |
 |---|---|---|
+| syntax | missing_cte | (acts-sql's own: a candidate that dropped the user's WITH) |
 | syntax | arithmetic_functions | Arith_Ops |
 | syntax | dialect_functions | Date_Function_Hallucination (per dialect) |
 | syntax | unknown_identifier | No_Such_Column (spelling) |
@@ -63,6 +64,7 @@ from acts_sql.sql.rules.syntax.dialect_functions import DialectFunctions
 from acts_sql.sql.rules.syntax.execution_failure import ExecutionFailure
 from acts_sql.sql.rules.syntax.foreign_quotes import ForeignQuotes
 from acts_sql.sql.rules.syntax.group_by_columns import GroupByColumns
+from acts_sql.sql.rules.syntax.missing_cte import MissingCte
 from acts_sql.sql.rules.syntax.missing_join import MissingJoin
 from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
 from acts_sql.sql.rules.syntax.reparse import Reparse
@@ -71,6 +73,7 @@ from acts_sql.sql.rules.syntax.unknown_identifier import UnknownIdentifier
 from acts_sql.sql.rules.syntax.wrong_qualifier import WrongQualifier
 
 RULES: tuple[Rule, ...] = (
+    MissingCte(),
     ArithmeticFunctions(),
     DialectFunctions(),
     UnknownIdentifier(),

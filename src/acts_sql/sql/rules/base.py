@@ -69,6 +69,9 @@ class RuleInput(BaseModel):
     row_count: int | None = None
     """Rows the statement returned, when it runs."""
     answers: dict[str, ProbeAnswer] = Field(default_factory=dict)
+    reference_sql: str | None = None
+    """The user's SQL when `sql` is a candidate correction of it (None: `sql` is the user's):
+    the names its WITH clause defines are ones a candidate may have dropped."""
 
     @property
     def d(self) -> Dialect:
