@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from acts_sql.agent.consistency import contradicts_acceptance, fault_phrase
+from acts_sql.agent.consistency import (
+    COPIED_SHARE,
+    contradicts_acceptance,
+    copied_from,
+    copied_share,
+    fault_phrase,
+)
 
 CONTRADICTIONS = [
     "The query is wrong: it counts every booking, not overlapping ones.",
@@ -24,6 +30,10 @@ CONTRADICTIONS = [
     "The function `what_quarter_is` does not correctly classify transactions by quarter. It "
     "returns the default value of 1 for April, which is not the first quarter.",
     "The join cannot properly handle users without assets.",
+    # a linear judge's accept with the 0.5B (SQLite_64), replayed
+    "The issue asks for a list of all years between two given dates from the 'loan' table, but "
+    "the SQL does not do it.",
+    "However, the SQL is not returning the correct result for the given dates.",
 ]
 CONSISTENT = [
     "Only rooms whose bookings intersect are listed; this matches the issue.",
@@ -47,3 +57,41 @@ def test_a_reason_that_states_a_fault_contradicts_accept(reason):
 @pytest.mark.parametrize("reason", CONSISTENT)
 def test_a_reason_that_supports_the_candidate_does_not(reason):
     assert not contradicts_acceptance(reason), (reason, fault_phrase(reason))
+
+
+ISSUE = (
+    "In the financial database, we need to generate a list of all years between two given "
+    "dates from the 'loan' table. The goal is to generate all years between the earliest and "
+    "latest loan approval dates, regardless of the interval between them."
+)
+COPIED = [
+    # the accept of a kept 0.5B run (SQLite_64), the issue's words with nothing of the candidate
+    "The issue asks for a list of all years between two given dates from the 'loan' table. "
+    "The goal is to generate all years between the earliest and latest loan approval dates.",
+    "We need to generate a list of all years between two given dates from the 'loan' table.",
+]
+OWN = [
+    "Group A returns 1994, 1995, 1996 and 1997: every year between the earliest and latest "
+    "loan dates, once each, which the user's query did not.",
+    "The recursive CTE adds one year at a time until the latest approval year.",
+    "Lists all years between two given dates.",  # too short to tell: left to the judge
+]
+
+
+@pytest.mark.parametrize("reason", COPIED)
+def test_a_reason_copied_from_the_issue_is_found(reason):
+    found = copied_from(reason, {"the issue": ISSUE, "the rules": "Write your reason first."})
+    assert found is not None and found[0] == "the issue" and found[1] >= COPIED_SHARE
+
+
+@pytest.mark.parametrize("reason", OWN)
+def test_a_reason_in_its_own_words_is_not(reason):
+    assert copied_from(reason, {"the issue": ISSUE}) is None, copied_share(reason, [ISSUE])
+
+
+def test_copied_share_counts_only_runs_of_words_in_order():
+    source = "alpha beta gamma delta epsilon zeta eta theta"
+    assert copied_share("alpha beta gamma delta epsilon zeta eta theta", [source]) == 1.0
+    assert copied_share("theta eta zeta epsilon delta gamma beta alpha", [source]) == 0.0
+    half = "alpha beta gamma delta epsilon one two three four five"
+    assert copied_share(half, [source]) == 0.5

@@ -408,3 +408,71 @@ def test_the_raw_rewrite_is_written_first_and_counts_even_if_no_pool_formed(demo
     assert same(result.sql, task.right_sql)
     assert [c["origin"] for c in result.candidates] == ["raw"]
     assert "LLM calls" in result.reason
+
+
+LONG_QUESTION = (
+    "Which rooms have overlapping bookings, that is two bookings of the same room whose time "
+    "ranges intersect?"
+)
+
+
+def test_an_accept_whose_reason_only_restates_the_issue_is_not_an_acceptance(demo_db, demo_tasks):
+    """In a kept 0.5B run the judge accepted with "The issue asks for a list of all years
+    between two given dates ...": the issue's words, nothing of the candidate."""
+    task = demo_tasks["figure3"]
+    restated = "The issue asks " + LONG_QUESTION.lower().replace("?", ".")
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY],
+            "correct": [raw(room_query("2"))],
+            "generate_sql": [gen(room_query("3"))],
+            "judge": [accept(restated, group="A")],
+        }
+    )
+    result = correct(demo_db, LONG_QUESTION, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+
+    assert result.accepted is False
+    withdrawn = [e for e in of_kind(result, "judgement") if "is copied" in e.summary]
+    assert len(withdrawn) == 1 and "from the issue" in withdrawn[0].summary
+    assert withdrawn[0].data["by"] == "engine"
+
+
+def test_an_accept_with_the_reason_a_rejection_gave_is_not_an_acceptance(demo_db, demo_tasks):
+    task = demo_tasks["figure3"]
+    why = "Rooms with one booking still appear and rooms with intersecting bookings are missing."
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY, GENERATE_ONLY],
+            "correct": [raw(room_query("2"))],
+            "generate_sql": [gen(room_query("3")), gen(room_query("4"))],
+            "judge": [reject(why), accept(why, group="A")],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=1, max_llm_calls=8)
+
+    assert len(llm.prompts("judge")) == 2
+    assert result.accepted is False
+    withdrawn = [e for e in of_kind(result, "judgement") if "is copied" in e.summary]
+    assert len(withdrawn) == 1 and "was rejected with" in withdrawn[0].summary
+
+
+def test_an_accept_that_quotes_its_candidates_rows_stands(demo_db, demo_tasks):
+    """Quoting the question a little and the candidate's own result is describing it."""
+    task = demo_tasks["figure3"]
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY],
+            "correct": [raw(task.right_sql)],
+            "generate_sql": [gen(task.right_sql)],
+            "judge": [
+                accept(
+                    "Group A keeps only rooms with two bookings whose time ranges intersect, "
+                    "checked by comparing start and end times, as the issue asks.",
+                    group="A",
+                )
+            ],
+        }
+    )
+    result = correct(demo_db, LONG_QUESTION, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+    assert result.accepted is True
+    assert result.result.rows == rows_of(demo_db, task.right_sql)

@@ -134,6 +134,12 @@ class CentralAgent:
         )
 
 
+def judge_instructions() -> str:
+    """The judge prompt's own words (its template): a reason that only repeats them says
+    nothing of the candidate (`acts_sql.agent.consistency.copied_from`)."""
+    return str(load_template(_PACKAGE, "prompts/judge.txt"))
+
+
 def plan_schema(tools: list[str]) -> dict[str, Any]:
     """Plan's schema, bounded for the model: at most PLAN_MAX_NODES nodes, each with one of
     the enabled `tools`, a short description and string inputs of bounded length. The

@@ -10,11 +10,17 @@ The test is lexical and deliberately narrow: a list of phrases that state a
 fault of the candidate. A reason that only mentions an error being fixed
 ("fixes the syntax error") is not a contradiction. Table-driven fixtures live
 in tests/agent/test_consistency.py.
+
+A reason can also say nothing of the candidate: `copied_from` finds a reason
+that is mostly copied from what the judge was shown (the issue's text, the
+groups) or from a reason it rejected another result with. Such a reason is no
+evidence for an acceptance either.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 _FAULT_PATTERNS = [
     # "is wrong", "is still incorrect", "seems not correct", "are invalid"
@@ -24,7 +30,10 @@ _FAULT_PATTERNS = [
     r"\b(does\s*n[o']t|do\s*n[o']t|did\s*n[o']t|cannot|can\s*n[o']t|fails?\s+to|won'?t)\s+"
     r"(answer|address|match|return|produce|give|solve|fix|handle|work|meet|satisfy|"
     r"consider|account|include|filter|resolve|reflect|do\s+what|appear|show|contain|exist|"
-    r"apply|insert|update|list)\b",
+    r"apply|insert|update|list|do\s+(it|this|that|so))\b",
+    # "is not returning the correct result" (a linear judge's accept with the 0.5B, SQLite_64)
+    r"\bnot\s+(returning|producing|giving|showing|computing)\s+the\s+"
+    r"(correct|right|expected|desired)\b",
     # "does not correctly classify", "cannot properly handle": an adverb of manner before any
     # verb (an acts judge accepted with "The function does not correctly classify ...", the
     # reason it had rejected the same function with)
@@ -84,3 +93,43 @@ def fault_phrase(reason: str) -> str | None:
 def contradicts_acceptance(reason: str) -> bool:
     """True when an "accept" verdict comes with a reason that says the candidate is wrong."""
     return fault_phrase(reason) is not None
+
+
+COPY_RUN_WORDS = 5
+"""A reason's words count as copied when they lie in a run of this many words that a source
+holds, in order."""
+COPIED_SHARE = 0.75
+"""A reason this much copied says nothing of its own. In the kept runs with the 0.5B on 16
+tasks, the 6 "accept" replies at 0.8 and above restated the issue ("The issue asks for a list
+of all years between two given dates from the 'loan' table ...") and all 6 were wrong; the
+"accept" replies that described their candidate were at 0.28 and below."""
+MIN_REASON_WORDS = 8
+_WORD = re.compile(r"[a-z0-9_']+")
+
+
+def copied_share(reason: str, sources: list[str]) -> float:
+    """The share of `reason`'s words that lie in a run of `COPY_RUN_WORDS` words found in
+    one of `sources` (0.0 for a reason shorter than `MIN_REASON_WORDS` words)."""
+    words = _WORD.findall(reason.lower())
+    n = COPY_RUN_WORDS
+    if len(words) < max(n, MIN_REASON_WORDS):
+        return 0.0
+    runs: set[tuple[str, ...]] = set()
+    for source in sources:
+        held = _WORD.findall(source.lower())
+        runs.update(tuple(held[i : i + n]) for i in range(len(held) - n + 1))
+    covered = [False] * len(words)
+    for i in range(len(words) - n + 1):
+        if tuple(words[i : i + n]) in runs:
+            covered[i : i + n] = [True] * n
+    return sum(covered) / len(words)
+
+
+def copied_from(reason: str, sources: Mapping[str, str]) -> tuple[str, float] | None:
+    """(what it was copied from most, the share copied from all) when at least
+    `COPIED_SHARE` of `reason` is copied from `sources` (name -> text); None otherwise."""
+    share = copied_share(reason, list(sources.values()))
+    if share < COPIED_SHARE:
+        return None
+    most = max(sources, key=lambda name: copied_share(reason, [sources[name]]))
+    return most, share

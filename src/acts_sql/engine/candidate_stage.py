@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from acts_sql.agent.baselines import raw_correction
-from acts_sql.agent.consistency import fault_phrase
+from acts_sql.agent.central_agent import judge_instructions
+from acts_sql.agent.consistency import copied_from, fault_phrase
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
@@ -309,7 +310,7 @@ class CandidateStage:
         chosen = view.group_of(decision.group) if decision.verdict == "accept" else None
         if decision.verdict == "accept" and chosen is None:
             chosen = next(iter(view.labels.values()))  # "accept" without a group: the largest
-        fault = fault_phrase(decision.reason) if decision.verdict == "accept" else None
+        fault = self._unfounded(decision) if chosen is not None else None
         if chosen is not None and fault is None and self._too_few_votes(chosen):
             return self._unconfirmed(node, chosen, decision, view.labels)
         if chosen is not None and fault is None:
@@ -331,10 +332,7 @@ class CandidateStage:
             )
             return None
         if fault is not None:
-            reason = (
-                f"the judge accepted, but its reason says the candidate is wrong "
-                f"({fault!r}): {decision.reason}"
-            )
+            reason = f"the judge accepted, but {fault}: {decision.reason}"
             return self._reject_node(node, reason, decision=None, judged=False, labels=view.labels)
         shown = set(view.labels.values())
         for candidate in eligible:
@@ -343,6 +341,30 @@ class CandidateStage:
         for group_id in shown:
             self.book.reject_group(group_id, decision.reason)
         return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
+
+    def _unfounded(self, decision: JudgeDecision) -> str | None:
+        """Why an "accept" is no acceptance: its reason says the candidate is wrong, or it is
+        mostly copied from the issue, the judge's instructions or a reason the judge rejected
+        another result with (`acts_sql.agent.consistency`); None when the reason may stand.
+        The candidates' SQL and rows are no such source: quoting them describes them."""
+        fault = fault_phrase(decision.reason)
+        if fault is not None:
+            return f"its reason says the candidate is wrong ({fault!r})"
+        sources = {
+            "the issue": self.task.question,
+            "the judge's instructions": judge_instructions(),
+        }
+        for group in self.book.groups.values():
+            if group.rejected_reason:
+                sources[f"the reason group {group.id} was rejected with"] = group.rejected_reason
+        copied = copied_from(decision.reason, sources)
+        if copied is None:
+            return None
+        source, share = copied
+        return (
+            f"{share:.0%} of its reason is copied (most of it from {source}), "
+            "so it says nothing of the candidate"
+        )
 
     def _too_few_votes(self, group_id: str) -> bool:
         return self.book.groups[group_id].votes < self.min_agreement
