@@ -13,11 +13,13 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | missing_cte | (acts-sql's own: a candidate that dropped the user's WITH) |
 | syntax | arithmetic_functions | Arith_Ops |
 | syntax | dialect_functions | Date_Function_Hallucination (per dialect) |
+| syntax | untyped_literals | (acts-sql's own: PostgreSQL's "is not unique" on bare strings) |
 | syntax | unknown_identifier | No_Such_Column (spelling) |
 | syntax | wrong_qualifier | No_Such_Column (alias not used, table-column mismatch) |
 | syntax | missing_join | No_Such_Column (missing join) |
 | syntax | group_by_columns | (acts-sql's own) |
 | syntax | quoted_value, foreign_quotes | (acts-sql's own) |
+| syntax | stray_semicolon | (acts-sql's own: `;` inside a statement) |
 | syntax | reparse, transpile_dialect | (acts-sql's own, the earlier deterministic repairs) |
 | syntax | execution_failure | Misc_Execution_Failure (hint) |
 | logic | integer_division | Div_Cast |
@@ -68,20 +70,24 @@ from acts_sql.sql.rules.syntax.missing_cte import MissingCte
 from acts_sql.sql.rules.syntax.missing_join import MissingJoin
 from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
 from acts_sql.sql.rules.syntax.reparse import Reparse
+from acts_sql.sql.rules.syntax.stray_semicolon import StraySemicolon
 from acts_sql.sql.rules.syntax.transpile_dialect import TranspileDialect
 from acts_sql.sql.rules.syntax.unknown_identifier import UnknownIdentifier
+from acts_sql.sql.rules.syntax.untyped_literals import UntypedLiterals
 from acts_sql.sql.rules.syntax.wrong_qualifier import WrongQualifier
 
 RULES: tuple[Rule, ...] = (
     MissingCte(),
     ArithmeticFunctions(),
     DialectFunctions(),
+    UntypedLiterals(),
     UnknownIdentifier(),
     WrongQualifier(),
     MissingJoin(),
     GroupByColumns(),
     QuotedValue(),
     ForeignQuotes(),
+    StraySemicolon(),
     Reparse(),
     TranspileDialect(),
     ExecutionFailure(),
