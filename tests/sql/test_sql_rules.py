@@ -183,3 +183,22 @@ def test_missing_cte_puts_back_the_users_text_as_written():
         "\nSELECT m, n FROM counted WHERE n > 0"
     )
     assert "counted" in outcome.repairs[0].detail and "Months" in outcome.repairs[0].detail
+
+
+def test_catalog_views_on_sqlite_list_what_the_standard_views_would():
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(
+        "CREATE TABLE required_tables (table_name TEXT); CREATE TABLE cards (id INTEGER NOT NULL,"
+        " name TEXT); INSERT INTO required_tables VALUES ('cards'), ('prices');"
+    )
+    asked = {
+        "SELECT t1.table_name FROM required_tables AS t1 LEFT JOIN information_schema.tables AS t2"
+        " ON t1.table_name = t2.table_name WHERE t2.table_name IS NULL": [("prices",)],
+        "SELECT column_name, is_nullable FROM information_schema.columns"
+        " WHERE table_name = 'cards' ORDER BY ordinal_position": [("id", "NO"), ("name", "YES")],
+    }
+    for sql, rows in asked.items():
+        given = RuleInput(sql=sql, dialect="sqlite", error="no such table: information_schema.x")
+        outcome = run_rule(rule_named("catalog_views"), given)
+        assert outcome is not None
+        assert conn.execute(outcome.repairs[0].sql).fetchall() == rows

@@ -13,6 +13,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | missing_cte | (acts-sql's own: a candidate that dropped the user's WITH) |
 | syntax | arithmetic_functions | Arith_Ops |
 | syntax | dialect_functions | Date_Function_Hallucination (per dialect) |
+| syntax | catalog_views | (acts-sql's own: information_schema on SQLite) |
 | syntax | untyped_literals | (acts-sql's own: PostgreSQL's "is not unique" on bare strings) |
 | syntax | unknown_identifier | No_Such_Column (spelling) |
 | syntax | wrong_qualifier | No_Such_Column (alias not used, table-column mismatch) |
@@ -62,6 +63,7 @@ from acts_sql.sql.rules.output.concatenated_output import ConcatenatedOutput
 from acts_sql.sql.rules.output.extreme_subquery import ExtremeSubquery
 from acts_sql.sql.rules.output.order_select import OrderSelect
 from acts_sql.sql.rules.syntax.arithmetic_functions import ArithmeticFunctions
+from acts_sql.sql.rules.syntax.catalog_views import CatalogViews
 from acts_sql.sql.rules.syntax.dialect_functions import DialectFunctions
 from acts_sql.sql.rules.syntax.execution_failure import ExecutionFailure
 from acts_sql.sql.rules.syntax.foreign_quotes import ForeignQuotes
@@ -81,6 +83,7 @@ RULES: tuple[Rule, ...] = (
     ArithmeticFunctions(),
     DialectFunctions(),
     UntypedLiterals(),
+    CatalogViews(),
     UnknownIdentifier(),
     WrongQualifier(),
     MissingJoin(),
