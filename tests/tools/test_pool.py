@@ -408,3 +408,15 @@ def test_a_draw_that_copies_a_reason_is_the_sql_it_copied_it_after():
     # the note puts each reason on a line of its own, before the SQL it is about
     assert f"- dropped because {SAME_ROWS}:\n  {rejected_sql}\n" in note
     assert f"{rejected_sql} (" not in note
+
+
+def test_split_fix_syntax_puts_back_a_dropped_with_clause_at_no_llm_cost():
+    user_sql = "WITH big AS (SELECT room_id FROM rooms WHERE capacity >= 8) SELECT * FROM big"
+    tool_env, _, llm = env({}, original_sql=user_sql)
+    outcome = TOOLS["split_fix_syntax"].run(
+        tool_env, ToolCall(node_id="n1", input={"sql": "SELECT COUNT(*) FROM big"})
+    )
+    assert outcome.output["repaired_by_rules"] == ["missing_cte"]
+    assert outcome.candidates[0].result.ok
+    assert outcome.candidates[0].sql.startswith("WITH big AS (SELECT room_id FROM rooms")
+    assert llm.requests == []
