@@ -141,3 +141,34 @@ def test_vote_where_every_sample_is_refused_accepts_nothing(demo_db, demo_tasks)
     assert result.reason.startswith("refused: every sample that runs")
     assert "the same SQL as the user's" in result.reason
     assert "returns exactly the rows of the user's SQL" in result.reason
+
+
+def test_vote_accepts_only_a_majority_of_the_votes_for_results_that_run(demo_db, demo_tasks):
+    task = demo_tasks["figure1"]
+    odd = "SELECT 7 AS total_quantity"
+    tie = [_block(odd), _block(task.right_sql), _block(odd), _block(task.right_sql)]
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted({"correct": tie}),
+        method="vote",
+        candidates=4,
+    )
+    # two against two: the first group comes back, not accepted
+    assert result.accepted is False and result.result.rows == [[7]]
+    assert "has 2 of the 4 votes cast for results that run" in result.reason
+
+    broken = "SELECT nope FROM x"
+    most = [_block(odd), _block(task.right_sql), _block(broken), _block(task.right_sql)]
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted({"correct": most}),
+        method="vote",
+        candidates=4,
+    )
+    # 2 of 3 votes for results that run (the broken sample casts none): a majority
+    assert result.accepted is True and result.result.rows == [[126]]
+    assert "2 of the 3 votes for results that run" in result.reason

@@ -13,7 +13,12 @@ are not refused by the trust rules wins (a tie goes to the group seen first,
 which holds the greedy answer if it runs); refused samples cast no vote. A
 sample that repeats an earlier one is a vote, not a new execution. The
 winner is accepted only when at least `min_agreement` votes agree on it (2
-for K > 1): a lone answer among K is returned with `accepted: false`.
+for K > 1) and, unless `min_agreement` is 1, they are a majority: more than
+half of the votes cast for results that run. A lone answer among K, a tie,
+or a plurality such as 2 of 4 is returned with `accepted: false`. (With the
+0.5B on 16 development tasks and K = 8, vote accepted 3 answers before this
+rule, all wrong: 3 of 4 votes, 3 of 3 (the 3 other samples repeated the
+user's SQL, refused) and 2 of 4; the rule withdraws the last.)
 With ``--parallel``, the samples' requests are sent ahead while the greedy
 answer is written (`acts_sql.engine.prefetch`).
 """
@@ -199,11 +204,26 @@ def run_vote(
             candidates=list(book.candidates),
             groups=groups,
         )
+    cast = sum(_trusted_votes(book, g.id) for g in book.groups.values())
+    if needed > 1 and 2 * votes <= cast:  # `min_agreement=1`: any one answer may stand
+        return SearchOutcome(
+            best=winner,
+            stop_reason=(
+                f"no majority: the largest group of results that run has {votes} of the {cast} "
+                "votes cast for results that run (more than half must agree)"
+            ),
+            statements=statements_of.get(winner.id),
+            candidates=list(book.candidates),
+            groups=groups,
+        )
     book.accept(winner, "the largest group of results that run")
     return SearchOutcome(
         accepted=winner,
         best=winner,
-        stop_reason=f"accepted by majority vote ({votes} of {pool.size} samples agree)",
+        stop_reason=(
+            f"accepted by majority vote ({votes} of {pool.size} samples agree, {votes} of the "
+            f"{cast} votes for results that run)"
+        ),
         statements=statements_of.get(winner.id),
         candidates=list(book.candidates),
         groups=groups,
