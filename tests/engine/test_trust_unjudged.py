@@ -145,30 +145,18 @@ def test_vote_where_every_sample_is_refused_accepts_nothing(demo_db, demo_tasks)
 
 def test_vote_accepts_only_a_majority_of_the_votes_for_results_that_run(demo_db, demo_tasks):
     task = demo_tasks["figure1"]
-    odd = "SELECT 7 AS total_quantity"
-    tie = [_block(odd), _block(task.right_sql), _block(odd), _block(task.right_sql)]
-    result = correct(
-        demo_db,
-        task.question,
-        task.sql,
-        llm=scripted({"correct": tie}),
-        method="vote",
-        candidates=4,
-    )
-    # two against two: the first group comes back, not accepted
-    assert result.accepted is False and result.result.rows == [[7]]
-    assert "has 2 of the 4 votes cast for results that run" in result.reason
+    odd, broken = "SELECT 7 AS total_quantity", "SELECT nope FROM x"
 
-    broken = "SELECT nope FROM x"
-    most = [_block(odd), _block(task.right_sql), _block(broken), _block(task.right_sql)]
-    result = correct(
-        demo_db,
-        task.question,
-        task.sql,
-        llm=scripted({"correct": most}),
-        method="vote",
-        candidates=4,
-    )
+    def vote(*sqls: str):
+        llm = scripted({"correct": [_block(sql) for sql in sqls]})
+        return correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=4)
+
+    # two against two: the first group comes back, not accepted
+    tie = vote(odd, task.right_sql, odd, task.right_sql)
+    assert tie.accepted is False and tie.result.rows == [[7]]
+    assert "has 2 of the 4 votes cast for results that run" in tie.reason
+
     # 2 of 3 votes for results that run (the broken sample casts none): a majority
-    assert result.accepted is True and result.result.rows == [[126]]
-    assert "2 of the 3 votes for results that run" in result.reason
+    most = vote(odd, task.right_sql, broken, task.right_sql)
+    assert most.accepted is True and most.result.rows == [[126]]
+    assert "2 of the 3 votes for results that run" in most.reason
