@@ -476,3 +476,27 @@ def test_an_accept_that_quotes_its_candidates_rows_stands(demo_db, demo_tasks):
     result = correct(demo_db, LONG_QUESTION, task.sql, llm=llm, candidates=1, max_llm_calls=4)
     assert result.accepted is True
     assert result.result.rows == rows_of(demo_db, task.right_sql)
+
+
+def test_an_accept_whose_reason_is_the_groups_shown_again_is_not_an_acceptance(demo_db, demo_tasks):
+    """A 0.5B judge "accepted" with the prompt's group view copied back: "The candidates of
+    node n4.gen, grouped by their result (...): Group A: 1 of 1 candidate(s) agree ..."."""
+    task = demo_tasks["figure3"]
+    wrong = room_query("3, 4")
+    dump = (
+        "The candidates of node n1, grouped by their result (candidates in one group return the "
+        f"same rows): Group A, SQL: {wrong}"
+    )
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY],
+            "correct": [raw(wrong)],
+            "generate_sql": [gen(wrong)],
+            "judge": [accept(dump, group="A")],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+
+    assert result.accepted is False
+    withdrawn = [e for e in of_kind(result, "judgement") if "is copied" in e.summary]
+    assert len(withdrawn) == 1  # the instructions alone hold less than half of the reason

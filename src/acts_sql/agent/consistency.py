@@ -12,9 +12,9 @@ fault of the candidate. A reason that only mentions an error being fixed
 in tests/agent/test_consistency.py.
 
 A reason can also say nothing of the candidate: `copied_from` finds a reason
-that is mostly copied from what the judge was shown (the issue's text, the
-groups) or from a reason it rejected another result with. Such a reason is no
-evidence for an acceptance either.
+that is mostly copied from what the judge was shown (the issue's text, its
+instructions, the groups) or from a reason it rejected another result with.
+Such a reason is no evidence for an acceptance either.
 """
 
 from __future__ import annotations

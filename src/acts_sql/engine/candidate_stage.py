@@ -310,7 +310,7 @@ class CandidateStage:
         chosen = view.group_of(decision.group) if decision.verdict == "accept" else None
         if decision.verdict == "accept" and chosen is None:
             chosen = next(iter(view.labels.values()))  # "accept" without a group: the largest
-        fault = self._unfounded(decision) if chosen is not None else None
+        fault = self._unfounded(decision, node.id, view.text) if chosen is not None else None
         if chosen is not None and fault is None and self._too_few_votes(chosen):
             return self._unconfirmed(node, chosen, decision, view.labels)
         if chosen is not None and fault is None:
@@ -342,17 +342,18 @@ class CandidateStage:
             self.book.reject_group(group_id, decision.reason)
         return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
 
-    def _unfounded(self, decision: JudgeDecision) -> str | None:
+    def _unfounded(self, decision: JudgeDecision, node_id: str, shown: str) -> str | None:
         """Why an "accept" is no acceptance: its reason says the candidate is wrong, or it is
-        mostly copied from the issue, the judge's instructions or a reason the judge rejected
-        another result with (`acts_sql.agent.consistency`); None when the reason may stand.
-        The candidates' SQL and rows are no such source: quoting them describes them."""
+        mostly copied from what the judge was shown (the issue, its instructions, the groups)
+        or from a reason the judge rejected another result with
+        (`acts_sql.agent.consistency`); None when the reason may stand."""
         fault = fault_phrase(decision.reason)
         if fault is not None:
             return f"its reason says the candidate is wrong ({fault!r})"
         sources = {
             "the issue": self.task.question,
-            "the judge's instructions": judge_instructions(),
+            "the judge's instructions": judge_instructions().replace("$node", node_id),
+            "the groups shown": shown,
         }
         for group in self.book.groups.values():
             if group.rejected_reason:
