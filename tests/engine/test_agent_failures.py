@@ -261,7 +261,7 @@ def test_grafted_nodes_run_after_backtracking(demo_db, demo_tasks):
 def test_tool_with_invalid_input_fails_its_node_only(demo_db, demo_tasks):
     script = demo_script("figure1")
     plan = json.loads(script["plan"][0])
-    plan["nodes"][0]["input"] = {"table": "order_lines"}  # no column
+    plan["nodes"][0]["input"] = {"table": "order_lines", "columns": 5}  # not a list
     script["plan"] = [json.dumps(plan)]
     result, _ = run(demo_db, demo_tasks["figure1"], script)
 

@@ -12,9 +12,15 @@ from acts_sql.tools.registry import TOOLS
 from support import scripted
 
 
-def env(script=None, **kw):
+def env(script=None, original_sql="SELECT 1", **kw):
     executor = open_database(str(demo_db_path()))
-    task = TaskContext(dialect="sqlite", question="q", original_sql="SELECT 1", schema_text="-")
+    task = TaskContext(
+        dialect="sqlite",
+        question="q",
+        original_sql=original_sql,
+        schema_text="-",
+        schema_names={t.name: [c.name for c in t.columns] for t in executor.reflect(0)},
+    )
     return ToolEnv(executor=executor, llm=scripted(script or {}), task=task, **kw)
 
 
@@ -39,6 +45,30 @@ def test_inspect_columns_shows_the_stored_values():
     assert any("Electronics" in v for v in values)
     assert report["total_rows"] == 24 and report["null_share"] == 0
     assert outcome.summary.startswith("products.category: 24 rows, 0% null")
+
+
+def test_inspect_columns_without_a_column_looks_at_the_users_condition_columns_first():
+    user_sql = (
+        "SELECT p.name, SUM(s.quantity) FROM products AS p JOIN sales AS s"
+        " ON s.product_id = p.product_id WHERE p.category = 'Electronics' GROUP BY p.name"
+    )
+    outcome = TOOLS["inspect_columns"].run(
+        env(original_sql=user_sql), ToolCall(node_id="n1", input={})
+    )
+    assert outcome.status == "done"
+    inspected = [(r["table"], r["column"]) for r in outcome.output["columns"]]
+    assert inspected == [
+        ("sales", "product_id"),
+        ("products", "product_id"),
+        ("products", "category"),
+        ("products", "name"),
+    ]  # the join and the filter before the selected columns; at most four
+
+
+def test_inspect_columns_without_a_column_or_a_readable_sql_fails_saying_what_to_give():
+    outcome = TOOLS["inspect_columns"].run(env(), ToolCall(node_id="n1", input={}))
+    assert outcome.status == "failed"
+    assert "give `column` or `columns`" in outcome.summary
 
 
 def test_inspect_columns_on_a_missing_column_fails_with_the_database_error():

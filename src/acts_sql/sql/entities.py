@@ -152,6 +152,30 @@ def sql_entities(sql: str, dialect: str | Dialect, facts: SchemaFacts) -> SqlEnt
     return found
 
 
+def condition_columns(
+    sql: str, dialect: str | Dialect, facts: SchemaFacts, limit: int
+) -> list[tuple[str, str]]:
+    """(table, column) of the schema columns `sql` reads, those in its conditions (WHERE, JOIN
+    ... ON, HAVING) first, then the rest, in the order written, at most `limit`; empty when
+    it does not parse. What a column-inspecting step looks at when it is not told."""
+    try:
+        statements = parse_statements(sql, get_dialect(dialect))
+    except BAD_SQL_ERRORS:
+        return []
+    first: list[tuple[str, str]] = []
+    rest: list[tuple[str, str]] = []
+    for statement in statements:
+        resolver = Resolver(statement, facts)
+        for column in statement.find_all(exp.Column):
+            owner = resolver.table_of(column)
+            if owner is None or owner.column(column.name) is None:
+                continue
+            pair = (owner.name, owner.column(column.name).name)  # type: ignore[union-attr]
+            in_condition = column.find_ancestor(exp.Where, exp.Join, exp.Having) is not None
+            (first if in_condition else rest).append(pair)
+    return list(dict.fromkeys(first + rest))[:limit]
+
+
 def disagreements(mentions: list[Mention], entities: SqlEntities) -> Disagreement:
     """Mentioned tables, columns and values the statement does not use."""
     result = Disagreement()
