@@ -16,8 +16,9 @@ traces/). For each run, over its tasks:
 - echoes: replies, and candidates, in which the model copied a reason the engine gave for
   dropping a SQL ("(it fails: ...)", "(returns exactly the rows of the user's SQL ...)") into
   its own SQL;
-- judge: verdicts, "accept" replies whose reason says the candidate is wrong, and "accept"
-  replies the engine withdrew because too few candidates agree on the result;
+- judge: verdicts, "accept" replies whose reason says the candidate is wrong, those whose
+  reason is mostly copied (from the issue, the prompt or a rejection), and "accept" replies
+  the engine withdrew because too few candidates agree on the result;
 - outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
   is the issue SQL itself (whitespace and case aside);
 - cost: LLM calls and their seconds by purpose, the runaway replies (ones cut at their token
@@ -170,6 +171,9 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         ):
             stats["judge verdicts"] += 1
             stats["judge accept contradicted by its reason"] += 1
+        elif kind == "judgement" and "of its reason is copied" in (event.get("summary") or ""):
+            stats["judge verdicts"] += 1
+            stats["judge accept with a copied reason"] += 1
         elif kind == "judgement" and (event.get("summary") or "").startswith(
             "the judge accepted a result only"
         ):
@@ -324,9 +328,11 @@ def render(stats: dict[str, Any]) -> str:
         ),
         ("invalid choices", f"{c.get('invalid choices', 0)} of {c.get('choices', 0)}"),
         (
-            "judge: accept / reject / accept contradicted / accept of too few agreeing",
+            "judge: accept / reject / accept contradicted / accept with a copied reason / "
+            "accept of too few agreeing",
             f"{c.get('judge accept', 0)} / {c.get('judge reject', 0)} / "
             f"{c.get('judge accept contradicted by its reason', 0)} / "
+            f"{c.get('judge accept with a copied reason', 0)} / "
             f"{c.get('judge accept of too few agreeing', 0)}",
         ),
         ("runaway replies (cut at their cap)", c.get("runaway replies", 0)),

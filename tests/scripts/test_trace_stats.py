@@ -99,11 +99,17 @@ def test_judge_verdicts_count_the_accepts_the_engine_withdrew_apart():
                 "reject",
                 "the judge accepted a result only 1 candidate(s) agree on (at least 2 needed)",
             ),
+            judgement(
+                "engine",
+                "reject",
+                "the judge accepted, but 93% of its reason is copied (most of it from the issue)",
+            ),
             judgement("engine", "reject", "c2 already rejected: the rows miss the totals"),
         ]
     }
     counts = stats.task_stats(trace)["counts"]
-    assert counts["judge verdicts"] == 4
+    assert counts["judge verdicts"] == 5
+    assert counts["judge accept with a copied reason"] == 1
     assert (counts["judge accept"], counts["judge reject"]) == (1, 1)
     assert counts["judge accept contradicted by its reason"] == 1
     assert counts["judge accept of too few agreeing"] == 1
