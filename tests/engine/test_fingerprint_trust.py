@@ -9,9 +9,20 @@ import pytest
 
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.candidates import CandidateBook
-from acts_sql.engine.fingerprint import result_shape, row_delta, same_rows
+from acts_sql.engine.fingerprint import (
+    result_shape,
+    row_delta,
+    same_rows,
+    same_rows_less_constant_columns,
+)
 from acts_sql.engine.selection import final_choice
-from acts_sql.engine.trust import SAME_ROWS, SAME_SQL, TrustContext, expects_same_rows
+from acts_sql.engine.trust import (
+    SAME_ROWS,
+    SAME_ROWS_LESS_CONSTANT,
+    SAME_SQL,
+    TrustContext,
+    expects_same_rows,
+)
 
 
 def ok(rows, columns=("a", "b"), truncated=False):
@@ -121,6 +132,34 @@ def test_a_different_sql_with_the_users_rows_is_refused_unless_same_rows_are_exp
     rows = shape("SELECT a, b FROM t WHERE a >= 2", ok([(3, "z"), (2, "y")]))
     assert trust().refusal("SELECT a, b FROM t WHERE a >= 2", rows) == SAME_ROWS
     assert trust(same_rows_expected=True).refusal("SELECT a, b FROM t WHERE a >= 2", rows) is None
+
+
+FLAGGED = "SELECT id, score, 0 AS is_a_match FROM t"
+FLAGGED_ROWS = [(1, 80, 0), (2, 90, 0), (2, 90, 0)]
+
+
+@pytest.mark.parametrize(
+    ("rows", "columns", "same"),
+    [
+        ([(2, 90), (1, 80), (2, 90)], ("id", "score"), True),  # the flag dropped, order aside
+        ([(1, 0), (2, 0), (2, 0)], ("id", "is_a_match"), False),  # score varies: not constant
+        ([(1, 80), (2, 90)], ("id", "score"), False),  # a duplicate row lost
+        ([(1, 80), (2, 91), (2, 90)], ("id", "score"), False),  # another value
+        ([(1,), (2,), (2,)], ("id",), False),  # score is not constant
+    ],
+)
+def test_the_users_rows_less_a_constant_column(rows, columns, same):
+    original = shape(FLAGGED, ok(FLAGGED_ROWS, columns=("id", "score", "is_a_match")))
+    candidate = shape("SELECT ...", ok(rows, columns=columns))
+    assert same_rows_less_constant_columns(candidate, original) is same
+    context = TrustContext.build("sqlite", FLAGGED, original, False)
+    assert (context.refusal("SELECT ...", candidate) == SAME_ROWS_LESS_CONSTANT) is same
+
+
+def test_a_single_row_is_no_projection_of_the_users_result():
+    original = shape(FLAGGED, ok([(1, 80, 0)], columns=("id", "score", "is_a_match")))
+    candidate = shape("SELECT id, score FROM t", ok([(1, 80)], columns=("id", "score")))
+    assert not same_rows_less_constant_columns(candidate, original)
 
 
 def test_when_the_users_sql_fails_a_running_lookalike_is_not_the_same_sql():

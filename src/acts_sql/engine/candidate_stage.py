@@ -28,7 +28,13 @@ from acts_sql.engine.trace import Trace
 from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
-from acts_sql.engine.trust import SAME_ROWS, SAME_SQL, TrustContext, emit_refusal
+from acts_sql.engine.trust import (
+    SAME_ROWS,
+    SAME_ROWS_LESS_CONSTANT,
+    SAME_SQL,
+    TrustContext,
+    emit_refusal,
+)
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
@@ -75,7 +81,7 @@ class BookMemory:
             for c in self.book.candidates
             if c.verdict in ("failed", "rejected", "refused")
         ]
-        return [USERS_SQL, SAME_SQL, SAME_ROWS, *(r for r in dropped if r)]
+        return [USERS_SQL, SAME_SQL, SAME_ROWS, SAME_ROWS_LESS_CONSTANT, *(r for r in dropped if r)]
 
 
 class CandidateStage:

@@ -24,6 +24,7 @@ import json
 import math
 from collections import Counter
 from decimal import Decimal
+from itertools import combinations
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -107,6 +108,38 @@ def same_rows(a: ResultShape | None, b: ResultShape | None) -> bool:
     if a.truncated or b.truncated:
         return False
     return a.columns == b.columns and Counter(a.row_keys) == Counter(b.row_keys)
+
+
+PROJECTION_MAX_CONSTANT = 8
+"""More constant columns than this in the user's result: the projection test is not tried."""
+
+
+def same_rows_less_constant_columns(
+    candidate: ResultShape | None, original: ResultShape | None
+) -> bool:
+    """Whether `candidate` holds the rows of `original` with some of its constant columns
+    left out (column order kept; at least two rows, both results complete): the user's
+    answer again, less a column that says nothing (a flag equal on every row)."""
+    if candidate is None or original is None or not candidate.has_rows or not original.has_rows:
+        return False
+    if candidate.truncated or original.truncated or len(original.row_keys) < 2:
+        return False
+    dropped = original.columns - candidate.columns
+    if dropped < 1 or len(candidate.row_keys) != len(original.row_keys):
+        return False
+    rows = [json.loads(key) for key in original.row_keys]
+    constant = [i for i in range(original.columns) if all(r[i] == rows[0][i] for r in rows)]
+    if len(constant) < dropped or len(constant) > PROJECTION_MAX_CONSTANT:
+        return False
+    wanted = Counter(candidate.row_keys)
+    for left_out in combinations(constant, dropped):
+        kept = [i for i in range(original.columns) if i not in left_out]
+        projected = Counter(
+            json.dumps([r[i] for i in kept], sort_keys=True, ensure_ascii=False) for r in rows
+        )
+        if projected == wanted:
+            return True
+    return False
 
 
 class RowDelta(BaseModel):

@@ -8,8 +8,12 @@ the engine refuses two kinds of candidate before any judge sees them:
   changes nothing, and the user came because it is wrong;
 - the user's own rows: when the issue complains about the result, a candidate
   that returns exactly the rows of the user's SQL (as a multiset) cannot be
-  the fix. For issues about speed ("slow", "optimise", "index", ...), the same
-  rows are what is expected and the judge decides (``expects_same_rows``).
+  the fix; nor one that returns them less columns that hold one value on
+  every row (a flag such as `is_a_match = 0`: in a kept acts run with the
+  0.5B, the one acceptance that stood dropped that column and kept the
+  user's rows). For issues about speed ("slow", "optimise", "index", ...),
+  the same rows are what is expected and the judge decides
+  (``expects_same_rows``).
 
 In text-to-SQL mode (no SQL given, `engine/runner.trust_context`) the
 initial SQL is the model's own first answer, not SQL a user says is wrong:
@@ -26,13 +30,17 @@ import re
 from pydantic import BaseModel
 
 from acts_sql.engine.candidates import Candidate
-from acts_sql.engine.fingerprint import ResultShape, same_rows
+from acts_sql.engine.fingerprint import ResultShape, same_rows, same_rows_less_constant_columns
 from acts_sql.engine.trace import Trace
 from acts_sql.sql.normalize import normalize_sql
 
 SAME_SQL = "the same SQL as the user's (formatting aside): it changes nothing"
 SAME_ROWS = (
     "returns exactly the rows of the user's SQL, which the issue says do not do what it asks"
+)
+SAME_ROWS_LESS_CONSTANT = (
+    "returns the rows of the user's SQL less column(s) that hold one value on every row, "
+    "which the issue says do not do what it asks"
 )
 
 _PERFORMANCE = re.compile(
@@ -88,8 +96,12 @@ class TrustContext(BaseModel):
         """
         if self.original_runs and self.is_original(sql):
             return SAME_SQL
-        if not self.same_rows_expected and same_rows(shape, self.original_shape):
+        if self.same_rows_expected:
+            return None
+        if same_rows(shape, self.original_shape):
             return SAME_ROWS
+        if same_rows_less_constant_columns(shape, self.original_shape):
+            return SAME_ROWS_LESS_CONSTANT
         return None
 
 
