@@ -168,9 +168,10 @@ def condition_columns(
         resolver = Resolver(statement, facts)
         for column in statement.find_all(exp.Column):
             owner = resolver.table_of(column)
-            if owner is None or owner.column(column.name) is None:
+            fact = owner.column(column.name) if owner is not None else None
+            if owner is None or fact is None:
                 continue
-            pair = (owner.name, owner.column(column.name).name)  # type: ignore[union-attr]
+            pair = (owner.name, fact.name)
             in_condition = column.find_ancestor(exp.Where, exp.Join, exp.Having) is not None
             (first if in_condition else rest).append(pair)
     return list(dict.fromkeys(first + rest))[:limit]
