@@ -77,7 +77,7 @@ def _definitions(reference: str, given: RuleInput) -> dict[str, _Definition]:
     texts = _written(reference, given)
     found: dict[str, _Definition] = {}
     for statement in statements:
-        with_ = statement.args.get("with_") or statement.args.get("with")
+        with_ = statement.args.get("with_")
         if not isinstance(with_, exp.With):
             continue
         recursive = bool(with_.args.get("recursive"))
@@ -156,7 +156,7 @@ def _with_dependencies(names: list[str], defined: dict[str, _Definition]) -> set
 def _put_back(
     given: RuleInput, statement: exp.Expr, definitions: list[_Definition]
 ) -> RuleOutcome | None:
-    own_with = statement.args.get("with_") or statement.args.get("with")
+    own_with = statement.args.get("with_")
     leading = _LEADING_WITH.match(given.sql)
     if own_with is not None and leading is None:
         return None  # a WITH clause somewhere else than in front: not rewritten by text
