@@ -1,10 +1,14 @@
-"""Test support: scripted backends that record their requests, demo scripts."""
+"""Test support: scripted backends that record their requests, demo scripts, the
+repository's scripts as modules."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from acts_sql.db.connect import open_database
@@ -15,6 +19,18 @@ from acts_sql.llm.base import LLMRequest, LLMResponse
 from acts_sql.llm.scripted import ScriptedBackend
 
 DEMO_SCRIPTS = Path(__file__).resolve().parents[1] / "src" / "acts_sql" / "demo" / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/<name>.py`` as a module (registered in ``sys.modules``: dataclasses and
+    pydantic models look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 class RecordingBackend:

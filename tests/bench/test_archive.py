@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from acts_sql.bench.candidates import trace_candidates
 from acts_sql.bench.compare import load_run
 from acts_sql.bench.errors import BenchDataError
 from acts_sql.bench.loader import read_trace, stored_trace
+from support import load_script
 
 TRACE = {
     "sql": "SELECT 2",
@@ -143,13 +142,7 @@ def test_a_missing_trace_is_a_typed_error(tmp_path):
 
 
 def _script(name: str):
-    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(name)
 
 
 def test_replay_and_trace_stats_read_a_kept_run(tmp_path):

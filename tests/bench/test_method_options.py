@@ -7,7 +7,6 @@ does not have them yet.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,10 +22,9 @@ from acts_sql.cli.app import app
 from acts_sql.engine.options import Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
-from support import scripted
+from support import load_script, scripted
 
 TASK = "SQLite_4"
-REPO = Path(__file__).resolve().parents[2]
 
 
 class FakeCorrect:
@@ -137,13 +135,7 @@ def test_method_help_lists_every_method():
 
 @pytest.fixture(scope="module")
 def methods_script():
-    spec = importlib.util.spec_from_file_location(
-        "bird_critic_methods", REPO / "scripts" / "bird_critic_methods.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bird_critic_methods")
 
 
 def test_script_picks_a_slice_of_the_dev_tasks(bird_critic_dir, methods_script):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -12,19 +11,14 @@ from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.engine.options import Method
-from support import scripted
+from support import load_script, scripted
 
-REPO = Path(__file__).resolve().parents[2]
 TASK = "SQLite_4"
 
 
 @pytest.fixture(scope="module")
 def replay():
-    spec = importlib.util.spec_from_file_location("replay_run", REPO / "scripts" / "replay_run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("replay_run")
 
 
 def _issue_sql(root: Path) -> str:

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 from acts_sql.bench.logs.tasks import select_tasks
-
-REPO = Path(__file__).resolve().parents[2]
+from support import load_script
 
 
 def _script():
-    path = REPO / "scripts" / "prql_from_sql_check.py"
-    spec = importlib.util.spec_from_file_location("prql_from_sql_check", path)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    return load_script("prql_from_sql_check")
 
 
 def test_counts_sql_answers_and_their_rewrites(tmp_path, small_logs, capsys):

@@ -3,26 +3,19 @@ development split at run time and never stored)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from support import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "fixtures" / "mutants" / "sample.jsonl"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "rule_mutants", REPO / "scripts" / "rule_mutants.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["rule_mutants"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("rule_mutants")
 
 
 def _corpus(out: Path) -> list[dict]:

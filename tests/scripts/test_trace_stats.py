@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
+from support import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "trace_stats", REPO / "scripts" / "trace_stats.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["trace_stats"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("trace_stats")
 
 
 def call(purpose, prompt, cached, written, seconds, **data):
