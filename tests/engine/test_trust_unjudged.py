@@ -88,19 +88,18 @@ def test_vote_counts_no_refused_sample(demo_db, demo_tasks):
         _block(task.sql),  # greedy: the user's SQL
         _block(_reformatted(task.sql)),  # the same SQL, formatted otherwise: a repeat
         _block(task.sql + " AND 1 = 1"),  # other SQL, the user's rows
-        _block(task.right_sql),  # the trusted answer, twice
-        _block(task.right_sql),
+        *[_block(task.right_sql)] * 4,  # the trusted answer, four times
     ]
     llm = scripted({"correct": replies})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=5)
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=7)
 
-    # three samples return the user's rows, two the right total: the trusted pair wins
+    # three samples return the user's rows, four the right total: the trusted four win
     assert result.accepted is True and result.result.rows == [[126]]
-    assert "2 of 5" in result.reason
+    assert "4 of 7 samples agree, 4 of the 4 votes" in result.reason
     assert [(c["origin"], c["votes"], c["verdict"]) for c in result.candidates] == [
         ("greedy", 2, "refused"),
         ("sample", 1, "refused"),
-        ("sample", 2, "accepted"),
+        ("sample", 4, "accepted"),
     ]
     assert len(_refusals(result)) == 2  # one per distinct refused candidate, not per repeat
 
@@ -143,7 +142,7 @@ def test_vote_where_every_sample_is_refused_accepts_nothing(demo_db, demo_tasks)
     assert "returns exactly the rows of the user's SQL" in result.reason
 
 
-def test_vote_accepts_only_a_majority_of_the_votes_for_results_that_run(demo_db, demo_tasks):
+def test_vote_accepts_only_a_majority_of_the_samples(demo_db, demo_tasks):
     task = demo_tasks["figure1"]
     odd, broken = "SELECT 7 AS total_quantity", "SELECT nope FROM x"
 
@@ -154,9 +153,15 @@ def test_vote_accepts_only_a_majority_of_the_votes_for_results_that_run(demo_db,
     # two against two: the first group comes back, not accepted
     tie = vote(odd, task.right_sql, odd, task.right_sql)
     assert tie.accepted is False and tie.result.rows == [[7]]
-    assert "has 2 of the 4 votes cast for results that run" in tie.reason
+    assert "has 2 of the 4 samples (4 cast for results that run" in tie.reason
 
-    # 2 of 3 votes for results that run (the broken sample casts none): a majority
-    most = vote(odd, task.right_sql, broken, task.right_sql)
+    # 2 of the 3 votes for results that run, but 2 of 4 samples: a sample that fails counts
+    # against the winner, so this is no majority either
+    few = vote(odd, task.right_sql, broken, task.right_sql)
+    assert few.accepted is False and few.result.rows == [[126]]
+    assert "has 2 of the 4 samples (3 cast for results that run" in few.reason
+
+    # 3 of 4 samples: a majority
+    most = vote(odd, task.right_sql, task.right_sql, task.right_sql)
     assert most.accepted is True and most.result.rows == [[126]]
-    assert "2 of the 3 votes for results that run" in most.reason
+    assert "3 of 4 samples agree, 3 of the 4 votes for results that run" in most.reason
