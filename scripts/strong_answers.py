@@ -213,15 +213,12 @@ def main() -> int:
             record = run_one(args.out / VOTE, task, pool, replies, args.data, options)
             if record is not None:
                 voted[task] = record
-    model_runs = {m: runs[m] for m in models}
     report: dict[str, Any] = {"tasks": len(tasks), "models": models}
     report |= {name: summary(records.values()) for name, records in runs.items()}
     if voted:
         report[VOTE] = summary(voted.values())
-        report["any model passes"] = oracle(model_runs)
-        report["best single model"] = max(
-            (summary(r.values())["passed"], m) for m, r in model_runs.items()
-        )
+        report["any model passes"] = oracle({m: runs[m] for m in models})
+        report["best single model"] = max((report[m]["passed"], m) for m in models)
     print(json.dumps(report, indent=1))
     return 0
 
