@@ -208,6 +208,29 @@ def test_ranking_runs_then_not_refused_then_judge_then_group_size():
     assert book.ranked()[-1] is c  # what does not run comes last
 
 
+def test_a_later_candidate_with_rows_the_judge_rejected_ranks_as_rejected():
+    """SQLite_66 with the 0.5B: four candidates with the rows the judge rejected outvoted a
+    lone unjudged candidate (the one that passed) and were returned."""
+    rejected_rows, other_rows = ok([(1, "x")]), ok([(2, "y")])
+    book, (first, lone) = book_with(
+        ("SELECT 1 AS a, 'x' AS b", rejected_rows, 1), ("SELECT 2 AS a, 'y' AS b", other_rows, 1)
+    )
+    book.reject(first, "the judge: wrong rows")
+    book.reject_group(first.group, "the judge: wrong rows")
+    later = book.add(
+        "n2",
+        "SELECT 1, 'x'",
+        rejected_rows,
+        shape("SELECT 1, 'x'", rejected_rows),
+        origin="sample",
+        votes=6,
+    )
+    book.reject(later, "returns the same rows as a result already rejected", by_judge=False)
+    assert later.judge is None  # the judge never saw this candidate itself
+    assert book.judge_view(later) == "reject" and book.judge_view(lone) is None
+    assert book.best() is lone  # 7 votes for rows the judge rejected lose to 1 unjudged
+
+
 def test_final_choice_returns_the_users_sql_when_nothing_runs_but_it_does():
     book, _ = book_with(("SELECT broken", err(), 1))
     choice = final_choice(book, None, ok([(1, "x")]))

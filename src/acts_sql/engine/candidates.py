@@ -13,7 +13,9 @@ Verdicts: ``unjudged`` (ran, not judged yet), ``failed`` (did not run),
 
 When nothing is accepted, :meth:`CandidateBook.ranked` orders candidates:
 executes > not refused > the judge's most favourable verdict > the largest
-agreeing result group (votes summed over the run) > earlier.
+agreeing result group (votes summed over the run) > earlier. The judge's
+verdict is on a result: a candidate written after the judge rejected its
+rows ranks as rejected too, however many votes its group gathered.
 """
 
 from __future__ import annotations
@@ -183,10 +185,17 @@ class CandidateBook:
             candidate.verdict == "accepted",
             candidate.runs,
             candidate.verdict != "refused",
-            _JUDGE_SCORE[candidate.judge],
+            _JUDGE_SCORE[self.judge_view(candidate)],
             self.group_votes(candidate),
             -candidate.order,
         )
+
+    def judge_view(self, candidate: Candidate) -> JudgeView | None:
+        """What the judge said of this candidate's result: its own verdict, else "reject"
+        when the judge rejected a group with the same rows."""
+        if candidate.judge is None and self.rejected_group_of(candidate) is not None:
+            return "reject"
+        return candidate.judge
 
     def ranked(self) -> list[Candidate]:
         return sorted(self.candidates, key=self.rank, reverse=True)
