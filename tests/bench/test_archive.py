@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from acts_sql.bench.archive import keep_run, redact_reason
+from acts_sql.bench.archive import keep_run, keep_runs, redact_reason
 from acts_sql.bench.candidates import trace_candidates
 from acts_sql.bench.compare import load_run
 from acts_sql.bench.errors import BenchDataError
@@ -139,6 +139,58 @@ def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
 def test_a_missing_trace_is_a_typed_error(tmp_path):
     with pytest.raises(BenchDataError, match="no trace file"):
         read_trace(tmp_path / "nothing.json")
+
+
+def _rest_run(root: Path, task: str = "SQLite_3") -> Path:
+    """A second part of the same measurement: other tasks, run later."""
+    run = root / "acts-rest"
+    (run / "traces" / "sqlite500").mkdir(parents=True)
+    (run / "traces" / "sqlite500" / f"{task}.json").write_text(json.dumps(TRACE))
+    record = _record(task, "passed", "", f"traces/sqlite500/{task}.json")
+    (run / "records.jsonl").write_text(json.dumps(record) + "\n")
+    (run / "preds.jsonl").write_text(json.dumps({"instance_id": task, "pred_sqls": ["X"]}))
+    return run
+
+
+def test_runs_kept_as_one_read_like_one_run(tmp_path):
+    first, rest = _run(tmp_path), _rest_run(tmp_path)
+    kept = keep_runs([first, rest], tmp_path / "kept" / "acts-40")
+
+    assert (kept.tasks, kept.traces, kept.traces_missing) == (3, 2, 1)
+    dest = Path(kept.dest)
+    loaded = load_run(dest)
+    assert [r.instance_id for r in loaded.records] == ["SQLite_1", "SQLite_2", "SQLite_3"]
+    preds = [json.loads(line) for line in (dest / "preds.jsonl").read_text().splitlines()]
+    assert [p["instance_id"] for p in preds] == ["SQLite_1", "SQLite_3"]  # no newline lost
+    assert read_trace(dest / "traces/sqlite500/SQLite_3.json") == TRACE
+    sources = json.loads((dest / "sources.json").read_text())["sources"]
+    assert [(s["run"], s["tasks"]) for s in sources] == [
+        ("acts-test", ["sqlite500/SQLite_1", "sqlite500/SQLite_2"]),
+        ("acts-rest", ["sqlite500/SQLite_3"]),
+    ]
+    assert not (dest / "report.json").exists()
+
+
+def test_runs_that_share_a_task_are_not_kept_as_one(tmp_path):
+    first, rest = _run(tmp_path), _rest_run(tmp_path, task="SQLite_2")
+    dest = tmp_path / "kept" / "acts-40"
+    with pytest.raises(BenchDataError, match="sqlite500/SQLite_2 is in both"):
+        keep_runs([first, rest], dest)
+    assert not dest.exists() and not dest.with_name("acts-40.partial").exists()
+
+
+def test_keep_run_script_joins_runs_and_refuses_a_path_as_the_name(tmp_path, capsys):
+    script = _script("keep_run")
+    first, rest = _run(tmp_path), _rest_run(tmp_path)
+    to = tmp_path / "kept"
+    assert script.main([str(first), str(rest), "--join", "acts-40", "--to", str(to)]) == 0
+    assert json.loads(capsys.readouterr().out)["tasks"] == 3
+    assert (to / "acts-40" / "sources.json").is_file()
+    with pytest.raises(SystemExit) as stop:
+        script.main([str(first), "--join", "../elsewhere", "--to", str(to)])
+    assert stop.value.code == 2
+    assert script.main([str(first), str(first), "--join", "twice", "--to", str(to)]) == 2
+    assert "is in both" in capsys.readouterr().err
 
 
 def _script(name: str):
