@@ -21,6 +21,9 @@ traces/). For each run, over its tasks:
   the engine withdrew because too few candidates agree on the result;
 - outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
   is the issue SQL itself (whitespace and case aside);
+- duplicates: candidates that repeat a SQL of the task, and how many of them repeat one
+  already dropped (refused, rejected or failing); replies the local model was steered away
+  from a dropped SQL (`steered` of the `llm_call` event), and the forks that took;
 - cost: LLM calls and their seconds by purpose, the runaway replies (ones cut at their token
   cap), and the writing rate (tokens per second) of the calls whose prompt was already in the
   KV cache (their seconds are writing: the samples of a pool, mostly), by decoder (`decoder`
@@ -141,12 +144,17 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
             seconds[event.get("purpose") or "?"] += data.get("seconds") or 0.0
             if data.get("stopped_by") == "length":
                 stats["runaway replies"] += 1
+            if data.get("steered"):
+                stats["steered replies"] += 1
+                stats["forks"] += data["steered"]
             stats["replies with a copied reason"] += bool(_ECHO.search(data.get("response") or ""))
             _count_writing(writing, data)
         elif kind == "candidate" and not data.get("duplicate"):
             _count_candidate(stats, failures, seen, data.get("sql") or "", data, kinds)
         elif kind == "candidate":
             stats["duplicates"] += 1
+            if data.get("verdict") in ("failed", "refused", "rejected"):
+                stats["repeats of a dropped SQL"] += 1
         elif kind == "statement" and not pooled and event.get("purpose") in CANDIDATE_PURPOSES:
             sql = data.get("sql") or ""
             if _norm(sql) in seen:
@@ -315,7 +323,10 @@ def render(stats: dict[str, Any]) -> str:
             "candidate failures",
             ", ".join(f"{k} {v}" for k, v in sorted(stats["candidate failures"].items())) or "-",
         ),
-        ("duplicates", c.get("duplicates", 0)),
+        (
+            "duplicates / of which repeat a dropped SQL",
+            f"{c.get('duplicates', 0)} / {c.get('repeats of a dropped SQL', 0)}",
+        ),
         (
             "engine reasons copied into SQL: replies / candidates",
             f"{c.get('replies with a copied reason', 0)} / "
@@ -336,6 +347,10 @@ def render(stats: dict[str, Any]) -> str:
             f"{c.get('judge accept of too few agreeing', 0)}",
         ),
         ("runaway replies (cut at their cap)", c.get("runaway replies", 0)),
+        (
+            "replies steered away from a dropped SQL (forks)",
+            f"{c.get('steered replies', 0)} ({c.get('forks', 0)})",
+        ),
         (
             "LLM calls by purpose",
             ", ".join(f"{k} {v}" for k, v in sorted(stats["llm calls by purpose"].items())),

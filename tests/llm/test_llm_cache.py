@@ -146,6 +146,15 @@ def test_the_key_ignores_json_key_order() -> None:
     assert request_key("m", one) == request_key("m", two)
 
 
+def test_the_key_covers_the_sql_to_avoid_a_local_model_is_steered_by() -> None:
+    from acts_sql.llm.base import AvoidValues
+
+    plain = request()
+    assert request_key("m", plain) == request_key("m", request(avoid=AvoidValues(values=[])))
+    steered = request(avoid=AvoidValues(values=["SELECT 1"]))
+    assert request_key("m", steered) != request_key("m", plain)
+
+
 @pytest.mark.parametrize(
     "damage",
     [

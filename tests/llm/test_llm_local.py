@@ -776,6 +776,24 @@ def test_the_real_model_answers_in_schema_reuses_the_prefix_and_repeats_itself()
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @needs_model
+def test_the_real_model_is_steered_away_from_a_sql_to_avoid() -> None:
+    from acts_sql.llm.base import AvoidValues
+    from acts_sql.llm.local.steering import normalized
+
+    backend = LocalBackend(DEFAULT_LOCAL_MODEL)
+    request = real_request("List the names in t7.")
+    greedy = json.loads(backend.complete(request).text)["sql"]
+    steered_request = request.model_copy(update={"avoid": AvoidValues(values=[greedy])})
+    reply = backend.complete(steered_request)
+    other = json.loads(reply.text)["sql"]
+    assert normalized(other) != normalized(greedy)
+    assert reply.usage.steered >= 1
+    assert backend.last_call is not None and backend.last_call.decoder == "lookup"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@needs_model
 def test_the_fast_grammar_sampler_writes_what_llama_cpp_python_writes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -125,3 +125,26 @@ def test_engine_reasons_the_model_copied_are_counted_in_replies_and_candidates()
     counts = stats.task_stats(trace)["counts"]
     assert counts["replies with a copied reason"] == 2
     assert counts["candidates with a copied reason"] == 1
+
+
+def test_repeats_of_dropped_sql_and_steered_replies_are_counted():
+    stats = _script()
+
+    def candidate(sql, verdict, duplicate):
+        data = {"sql": sql, "status": "ok", "verdict": verdict, "duplicate": duplicate}
+        return {"kind": "candidate", "data": data}
+
+    trace = {
+        "trace": [
+            call("generate_sql", 1000, 950, 100, 12.0, decoder="lookup", steered=2),
+            call("generate_sql", 1000, 999, 90, 10.0, decoder="sampler", steered=1),
+            call("generate_sql", 1000, 999, 90, 10.0, decoder="sampler"),
+            candidate("SELECT 1", "refused", False),
+            candidate("SELECT 1", "refused", True),  # a paid repeat of a dropped SQL
+            candidate("SELECT 2", "unjudged", False),
+            candidate("SELECT 2", "unjudged", True),  # a vote
+        ]
+    }
+    counts = stats.task_stats(trace)["counts"]
+    assert (counts["duplicates"], counts["repeats of a dropped SQL"]) == (2, 1)
+    assert (counts["steered replies"], counts["forks"]) == (2, 3)

@@ -57,6 +57,9 @@ class Memory:
     def reasons(self):
         return list(self.rejected.values())
 
+    def dropped(self):
+        return list(self.rejected)
+
 
 def env(script, *, size=1, rules=True, memory=None, original_sql="SELECT room_id FROM rooms"):
     executor = CountingExecutor()
@@ -275,6 +278,42 @@ def test_a_greedy_answer_that_repeats_a_sql_the_run_saw_fail_is_asked_again_hott
     assert llm.requests[1].temperature >= 1.0
     assert "it fails: error: no such column: room_name" in llm.requests[1].messages[-1].content
     assert executor.statements == ["SELECT name FROM rooms"]  # the known failure is not re-run
+
+
+def test_every_draw_names_the_sql_it_must_not_write_again():
+    """The request's ``avoid`` (what a local model is steered away from): the run's dropped
+    SQL for every draw, and for the later draws also what failed in this pool."""
+    failing = "SELECT room_name FROM rooms"  # no such column
+    rejected_sql = "SELECT room_id FROM rooms"
+    script = {"generate_sql": [gen(failing), gen("SELECT name FROM rooms"), gen("SELECT 1")]}
+    tool_env, _, llm = env(script, size=3, rules=False, memory=_rejecting(rejected_sql))
+    run(tool_env)
+    avoided = [r.avoid.values if r.avoid else [] for r in llm.requests]
+    assert avoided[0] == [rejected_sql] and all(a.field == "sql" for a in [llm.requests[0].avoid])
+    # the greedy answer failed in this pool: the samples after it avoid it too
+    assert avoided[1] == avoided[2] == [rejected_sql, failing]
+
+
+def test_the_run_memory_names_the_users_sql_and_every_dropped_candidate():
+    from acts_sql.engine.candidate_stage import BookMemory
+    from acts_sql.engine.candidates import CandidateBook
+    from acts_sql.engine.trust import TrustContext
+
+    book = CandidateBook("sqlite")
+    failed = book.add("n1", "SELECT nope FROM rooms", ExecResult(status="error"), None, origin="g")
+    ran = ExecResult(status="ok", columns=["a"], rows=[[1]], row_count=1)
+    kept = book.add("n1", "SELECT 1", ran, None, origin="sample")
+    refused = book.add("n1", "SELECT 2", ran, None, origin="sample")
+    book.refuse(refused, "the user's rows")
+    users = "SELECT room_id FROM rooms"
+    memory = BookMemory(book, TrustContext.build("sqlite", users, None, False), users)
+    assert memory.dropped() == [users, failed.sql, refused.sql]
+    assert kept.sql not in memory.dropped()
+    # text-to-SQL mode: there is no user's SQL to avoid
+    assert BookMemory(book, TrustContext.build("sqlite", "", None, False), "").dropped() == [
+        failed.sql,
+        refused.sql,
+    ]
 
 
 def _rejecting(sql):

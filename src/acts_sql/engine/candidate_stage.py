@@ -55,9 +55,10 @@ class BookMemory:
     from the start, and a SQL that failed to run as dropped (a pool told so asks its next
     draws for something else)."""
 
-    def __init__(self, book: CandidateBook, trust: TrustContext) -> None:
+    def __init__(self, book: CandidateBook, trust: TrustContext, original_sql: str = "") -> None:
         self.book = book
         self.trust = trust
+        self.original_sql = original_sql
 
     def known_result(self, sql: str) -> ExecResult | None:
         known = self.book.known(sql)
@@ -82,6 +83,12 @@ class BookMemory:
             if c.verdict in ("failed", "rejected", "refused")
         ]
         return [USERS_SQL, SAME_SQL, SAME_ROWS, SAME_ROWS_LESS_CONSTANT, *(r for r in dropped if r)]
+
+    def dropped(self) -> list[str]:
+        users = [self.original_sql] if self.trust.original_key and self.original_sql else []
+        return users + [
+            c.sql for c in self.book.candidates if c.verdict in ("failed", "rejected", "refused")
+        ]
 
 
 class CandidateStage:

@@ -16,7 +16,8 @@ What is sent ahead is the exact request the search would send later, found by
 running the code that builds it against :class:`CaptureLLM` (which stops it at
 its first call) or by a pool's ``preview``. A call of the search takes the
 reply of a request sent ahead only when its request is identical (purpose,
-messages, schema, temperature, seed, max_tokens; not its deadline); otherwise
+messages, schema, temperature, seed, max_tokens; not its deadline, nor the SQL
+to avoid, which only a local model acts on); otherwise
 it is sent as usual. So the search makes the same calls in the same order,
 and each is charged to the budget and recorded in the trace when the search
 makes it: with a backend whose reply depends only on the request, the result,
@@ -204,7 +205,10 @@ class Prefetcher:
         self._used = 0
 
     def key(self, request: LLMRequest) -> str:
-        return request_key(self.backend.name, request)
+        """What a request sent ahead must share with the search's: everything the cache
+        keys on but ``avoid``, which the backends that take requests ahead (endpoints) do
+        not act on, and which grows while a request waits (a branch run first drops SQL)."""
+        return request_key(self.backend.name, request.model_copy(update={"avoid": None}))
 
     @property
     def outstanding(self) -> int:

@@ -350,7 +350,7 @@ class TreeSearch(CandidateStage):
             json_retries=self.options.json_retries,
             execution_enabled=self.options.execution_tools,
             pool=self.pool,
-            memory=BookMemory(self.book, self.trust),
+            memory=BookMemory(self.book, self.trust, self.task.original_sql),
             draws=draws,
         )
 

@@ -206,6 +206,8 @@ class TracedLLM:
         )
         if usage.decoder is not None:
             extra["decoder"] = usage.decoder
+        if usage.steered:
+            extra["steered"] = usage.steered
         if request.temperature > 0:
             extra["temperature"] = request.temperature
         if ahead is not None:

@@ -12,6 +12,18 @@ class Message(BaseModel):
     content: str
 
 
+class AvoidValues(BaseModel):
+    """Values a JSON reply's string `field` should not take: SQL the run already dropped.
+
+    Compared whitespace, case and a trailing ``;`` aside. A backend that can steer its
+    decoding away from them does (the local one: `acts_sql.llm.local.steering`); the
+    others ignore it, so the caller still checks what comes back.
+    """
+
+    field: str = "sql"
+    values: list[str] = Field(default_factory=list)
+
+
 class LLMRequest(BaseModel):
     """One call. `purpose` says why (plan, judge, ...); every request has one."""
 
@@ -23,6 +35,7 @@ class LLMRequest(BaseModel):
     """Sampling seed, so that the samples of one pool differ from each other (and a
     sample is reproducible); None: the backend's own."""
     max_tokens: int = 1024
+    avoid: AvoidValues | None = None
     timeout_s: float | None = None
     """Seconds this call may take at most; None: no limit. The engine sets it to
     what is left of the run's wall time. Not part of what the request asks for:
@@ -45,6 +58,9 @@ class Usage(BaseModel):
     decoder: str | None = None
     """What wrote the reply, when the backend says (the local backend: ``lookup``,
     ``sampler`` or ``llama-cpp-python``), so that rates can be read per decoder."""
+    steered: int = 0
+    """Times the backend turned the reply away from a value of the request's ``avoid``
+    (its tokens up to there count in ``completion_tokens``)."""
 
 
 class LLMResponse(BaseModel):

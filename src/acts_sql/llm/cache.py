@@ -73,6 +73,7 @@ def _canonical_request(backend_name: str, request: LLMRequest) -> dict[str, Any]
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         **({"seed": request.seed} if request.seed is not None else {}),
+        **({"avoid": request.avoid.model_dump()} if request.avoid and request.avoid.values else {}),
     }
 
 

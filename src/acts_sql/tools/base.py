@@ -49,6 +49,11 @@ class CandidateMemory(Protocol):
         small model copies them into its SQL: `acts_sql.tools.pool.strip_echoed_reasons`)."""
         ...
 
+    def dropped(self) -> list[str]:
+        """The SQL texts the run dropped (the user's SQL, and every candidate refused,
+        rejected or failing): a draw should not write them again (`LLMRequest.avoid`)."""
+        ...
+
 
 class SampleLedger:
     """The draws of one run, so that every LLM candidate is an independent one.

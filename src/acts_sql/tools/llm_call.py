@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
-from acts_sql.llm.base import LLMRequest
+from acts_sql.llm.base import AvoidValues, LLMRequest
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.llm.structured import StructuredReply, ask_json
 from acts_sql.tools.base import SampleLedger, ToolEnv
@@ -113,11 +114,14 @@ class SqlAsker(Generic[S]):
         self.errors: list[str] = []
         self.replies: dict[str, S] = {}
 
-    def __call__(self, temperature: float, seed: int, avoid: str) -> str | None:
+    def __call__(
+        self, temperature: float, seed: int, avoid: str, dropped: Sequence[str] = ()
+    ) -> str | None:
         """One candidate. `seed` is the pool's index of the draw; the actual seed
         comes from the run's ledger (unique per run), and a greedy prompt already
-        asked in this run becomes a sample (see `SampleLedger`)."""
-        request = self._request(temperature, avoid, self.env.draws)
+        asked in this run becomes a sample (see `SampleLedger`). `dropped`: SQL the
+        reply should not be (the request's ``avoid``)."""
+        request = self._request(temperature, avoid, self.env.draws, dropped)
         reply = ask_json(
             self.env.llm,
             request,
@@ -131,13 +135,17 @@ class SqlAsker(Generic[S]):
         self.replies.setdefault(sql.strip().rstrip(";").strip(), reply.value)
         return sql
 
-    def preview(self, draws: list[tuple[float, str]]) -> list[LLMRequest]:
+    def preview(
+        self, draws: list[tuple[float, str]], dropped: Sequence[str] = ()
+    ) -> list[LLMRequest]:
         """The requests of the draws (temperature, avoid note) asked in this order, without
         taking seeds or greedy prompts from the run's ledger: a pool sends them ahead."""
         ledger = self.env.draws.copy()
-        return [self._request(temperature, avoid, ledger) for temperature, avoid in draws]
+        return [self._request(temperature, avoid, ledger, dropped) for temperature, avoid in draws]
 
-    def _request(self, temperature: float, avoid: str, draws: SampleLedger) -> LLMRequest:
+    def _request(
+        self, temperature: float, avoid: str, draws: SampleLedger, dropped: Sequence[str] = ()
+    ) -> LLMRequest:
         notes = "\n".join(n for n in (self.notes, avoid) if n) or "(none)"
         if temperature == 0 and not draws.first_greedy(self._key(notes)):
             temperature = max(self.env.pool.temperature, REPEAT_TEMPERATURE)
@@ -151,7 +159,7 @@ class SqlAsker(Generic[S]):
             max_tokens=self.max_tokens,
             notes=notes,
             **self.values,
-        )
+        ).model_copy(update={"avoid": AvoidValues(values=list(dropped)) if dropped else None})
 
     def _key(self, notes: str) -> str:
         return json.dumps([self.purpose, self.template, notes, self.values], sort_keys=True)

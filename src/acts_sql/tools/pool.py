@@ -40,8 +40,8 @@ requests are sent ahead while the greedy answer is written
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from acts_sql.db.language import translate_sql
@@ -52,14 +52,18 @@ from acts_sql.tools.base import CandidateMemory, PoolEntry, PoolSettings, ToolEn
 from acts_sql.tools.rule_chain import RuleChain
 
 MAX_RULE_CANDIDATES = 4
+FAILED_WAIT_S = 0.5
+"""How long a draw waits for the pool's running executions to know which SQL failed."""
 FROM_SQL = "from_sql"
 """Origin suffix of a candidate the model wrote in SQL where a query language was asked for,
 kept in that language (`acts_sql.db.language.translate_sql`): ``greedy:from_sql``."""
 RETRY_TEMPERATURE = 1.0
 
 
-Ask = Callable[[float, int, str], str | None]
-"""One LLM call: (temperature, seed, note) -> SQL, or None when the reply was unusable."""
+Ask = Callable[[float, int, str, Sequence[str]], str | None]
+"""One LLM call: (temperature, seed, note, SQL not to write again) -> SQL, or None when the
+reply was unusable. The last is the request's ``avoid`` (`acts_sql.llm.base.AvoidValues`):
+a local model is steered away from writing them again."""
 
 
 def repairable(result: ExecResult) -> bool:
@@ -150,6 +154,19 @@ class _Collector:
             outcome = outcome.result()
         return None if outcome.ok else failure_reason(outcome)
 
+    def failed(self, wait_s: float = FAILED_WAIT_S) -> list[str]:
+        """The texts of this pool whose execution failed; one still running is waited for
+        up to `wait_s` in all, then left out (a slow statement does not hold the draws up)."""
+        running = [p.outcome for p in self.pending if isinstance(p.outcome, Future)]
+        if running:
+            wait(running, timeout=wait_s)
+        done = [
+            (p.sql, p.outcome.result() if isinstance(p.outcome, Future) else p.outcome)
+            for p in self.pending
+            if not isinstance(p.outcome, Future) or (p.outcome.done() and not p.outcome.exception())
+        ]
+        return [sql for sql, result in done if not result.ok]
+
     def close(self) -> None:
         self._runner.shutdown(wait=True, cancel_futures=True)
 
@@ -195,6 +212,12 @@ class _Avoid:
             "Do not repeat these SQL statements; they were already tried and dropped:\n"
             f"{listed}\nWrite a different correction."
         )
+
+    def texts(self) -> list[str]:
+        """Every SQL a draw should not write again: the run's dropped ones, and this pool's
+        that failed or repeated a dropped one."""
+        dropped = self.memory.dropped() if self.memory is not None else []
+        return list(dict.fromkeys([*dropped, *self.pool.failed(), *self.seen]))
 
     def clean(self, sql: str | None) -> str | None:
         """`sql` without the engine's reasons the model copied into it."""
@@ -245,10 +268,11 @@ def collect_pool(
     _send_samples_ahead(env, ask, settings)
     repeats = 0
     try:
-        greedy = avoid.clean(ask(0.0, 0, ""))
+        greedy = avoid.clean(ask(0.0, 0, "", avoid.texts()))
         if greedy is not None and avoid.learn(greedy):
             repeats += 1
-            retry = avoid.clean(ask(max(settings.temperature, RETRY_TEMPERATURE), 0, avoid.note()))
+            retry_temperature = max(settings.temperature, RETRY_TEMPERATURE)
+            retry = avoid.clean(ask(retry_temperature, 0, avoid.note(), avoid.texts()))
             if retry is not None:
                 repeats += avoid.learn(retry)
                 pool.add(retry, "retry")
@@ -262,7 +286,7 @@ def collect_pool(
                         f"draw(s) left: {repeats} repeated a SQL already rejected or failing"
                     )
                 break
-            sample = avoid.clean(ask(settings.temperature, seed, avoid.note()))
+            sample = avoid.clean(ask(settings.temperature, seed, avoid.note(), avoid.texts()))
             if sample is not None:
                 repeats += avoid.learn(sample)
                 pool.add(sample, "sample")
@@ -281,8 +305,9 @@ def _send_samples_ahead(env: ToolEnv, ask: Ask, settings: PoolSettings) -> None:
     preview = getattr(ask, "preview", None)
     if settings.size < 2 or preview is None or not isinstance(env.llm, SendsAhead):
         return
+    texts = env.memory.dropped() if env.memory is not None else []
     draws = [(0.0, ""), *[(settings.temperature, "")] * (settings.size - 1)]
-    env.llm.send_ahead(preview(draws)[1:])
+    env.llm.send_ahead(preview(draws, texts)[1:])
 
 
 def rule_candidates(

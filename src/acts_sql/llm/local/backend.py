@@ -246,6 +246,7 @@ class LocalBackend:
             seconds=stats.seconds,
             stopped_by=stats.stopped_by,
             decoder=stats.decoder,
+            steered=stats.steered,
         )
         return LLMResponse(text=text, usage=usage)
 

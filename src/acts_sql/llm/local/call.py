@@ -14,6 +14,10 @@ request, then decodes it one of three ways:
 - everything else (the other purposes, ``ACTS_SQL_PROMPT_LOOKUP=0``)
   to llama-cpp-python's ``create_completion``.
 
+The project's decoder also honours the request's ``avoid``: a reply whose SQL
+repeats one the run dropped is forked away from it
+(:mod:`~acts_sql.llm.local.steering`).
+
 Both write greedy tokens by the same rules; llama.cpp's logits for a position
 evaluated in a batch differ slightly from those of the position alone (by up
 to 0.45 on the 0.5B model), so where two tokens are that close the replies can
@@ -27,7 +31,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +44,18 @@ from acts_sql.llm.local.guards import DeadlineGuard, RepetitionGuard, Stops
 from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter
 from acts_sql.llm.local.prompt_eval import PromptDeadline, deadline_error, reused_prefix
 from acts_sql.llm.local.sampling import SampleChooser
+from acts_sql.llm.local.steering import (
+    MAX_FORKS,
+    RecordingChooser,
+    Steering,
+    Step,
+    ValueWatch,
+    fork_point,
+)
 from acts_sql.llm.local.threads import ThreadGovernor
 
+FORK_SEED_STEP = 7919
+"""A sample forked away from a repeated value draws on with its seed plus this (per fork)."""
 PROMPT_LOOKUP_PURPOSES = frozenset({"generate_sql", "fix_syntax", "decompose", "correct"})
 """Purposes whose greedy answer copies the prompt (the user's SQL, with edits)."""
 
@@ -97,6 +111,8 @@ class CallStats:
     """Draft tokens evaluated, and those greedy decoding confirmed (prompt lookup)."""
     decode_steps: int = 0
     """Model evaluations while writing (the project's decoder only)."""
+    steered: int = 0
+    """Times the reply was turned away from a value it must not repeat (`.steering`)."""
 
 
 @dataclass
@@ -128,6 +144,7 @@ class _Written:
     generation_seconds: float
     decode: DecodeStats | None = None
     decoder: str = "llama-cpp-python"
+    steered: int = 0
 
 
 class LoadedModel:
@@ -350,64 +367,126 @@ class LoadedModel:
     def _run_lookup(self, call: _Call, adapt_threads: bool) -> _Written:
         """The project's greedy decoder with prompt lookup."""
         engine = self.engine()
-        chooser = engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
-        drafter = NgramDrafter(call.prompt)
+
+        def chooser(attempt: int) -> Any:
+            return engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
+
+        def drafter() -> NgramDrafter:
+            return NgramDrafter(call.prompt)
+
         return self._run_project(call, engine, chooser, drafter, adapt_threads, "lookup")
 
     def _run_sampled(self, call: _Call, seed: int, adapt_threads: bool) -> _Written:
         """The project's decoder, drawing each token at the request's temperature."""
         engine = self.engine()
-        grammar = engine.grammar_check(call.grammar) if call.grammar is not None else None
-        chooser = SampleChooser(call.request.temperature, seed, grammar)
+
+        def chooser(attempt: int) -> Any:
+            grammar = engine.grammar_check(call.grammar) if call.grammar is not None else None
+            return SampleChooser(call.request.temperature, seed + attempt * FORK_SEED_STEP, grammar)
+
         return self._run_project(call, engine, chooser, None, adapt_threads, "sampler")
 
     def _run_project(
         self,
         call: _Call,
         engine: Any,
-        chooser: Any,
-        drafter: NgramDrafter | None,
+        make_chooser: Callable[[int], Any],
+        make_drafter: Callable[[], NgramDrafter] | None,
         adapt_threads: bool,
         decoder: str,
     ) -> _Written:
-        """The project's decoder: evaluate the prompt past the cached prefix, then write."""
+        """The project's decoder: evaluate the prompt past the cached prefix, then write,
+        steered away from the request's values to avoid (:mod:`.steering`)."""
         engine.truncate(call.cached)
         began = time.perf_counter()
         first = engine.evaluate_prompt(call.prompt[call.cached :], call.deadline)
         prompt_seconds = time.perf_counter() - began
-        transcript = Transcript(
-            prompt=call.prompt,
-            max_tokens=call.limit,
-            piece=engine.piece,
-            is_eog=engine.is_eog,
-            stop=[s.encode("utf-8") for s in _stop_strings(call.formatted.stop)],
-            criteria=call.stops,
-        )
 
         def on_step(tokens: int, seconds: float) -> None:
             if adapt_threads:
                 self.set_threads(self.governor.step(tokens, seconds))
 
         began = time.perf_counter()
-        stats = decode_greedy(
-            engine,
-            first,
-            transcript,
-            chooser,
-            drafter,
-            DraftLength(),
-            on_step,
-            self.draft_gate(call.threads),
-        )
+        avoid = call.request.avoid
+        steering, stats = Steering(), DecodeStats()
+        forced: list[int] = []
+        history: list[Step] = []
+        tried: set[int] = set()
+        while True:
+            transcript = self._transcript(call, engine)
+            chooser = make_chooser(steering.forks)
+            drafter = make_drafter() if make_drafter is not None else None
+            ended = False
+            for token in forced:
+                chooser.accept(token)
+                if drafter is not None:
+                    drafter.append(token)
+                ended = ended or transcript.push(token)
+            watch = None
+            if avoid is not None and avoid.values and steering.forks < MAX_FORKS:
+                watch = ValueWatch(avoid.field, avoid.values, lambda t=transcript: t.text)
+                transcript.criteria = Stops([*call.stops, watch])
+            recorder = RecordingChooser(chooser, list(history)) if watch is not None else chooser
+            if not ended:
+                rows = first if not forced else _resume(engine, call.prompt, forced)
+                part = decode_greedy(
+                    engine,
+                    rows,
+                    transcript,
+                    recorder,
+                    drafter,
+                    DraftLength(),
+                    on_step,
+                    self.draft_gate(call.threads),
+                )
+                stats = _added(stats, part)
+            steering.written += len(transcript.tokens) - max(len(forced) - 1, 0)
+            if watch is None or watch.span is None or (call.clock and call.clock.fired):
+                break
+
+            def chooser_at(prefix: Sequence[int], attempt: int = steering.forks + 1) -> Any:
+                advanced = make_chooser(attempt)
+                for token in prefix:
+                    advanced.accept(token)
+                return advanced
+
+            fork = fork_point(
+                recorder.steps,
+                transcript.tokens,
+                watch.span,
+                engine.piece,
+                chooser_at,
+                tried,
+                engine.is_eog,
+            )
+            if fork is None:
+                break
+            steering.forks += 1
+            steering.forked_at.append(fork.position)
+            tried.add(fork.position)
+            forced = [*transcript.tokens[: fork.position], fork.token]
+            history = [*recorder.steps[: fork.position], Step(fork.token, 0.0)]
         return _Written(
             text=transcript.text.decode("utf-8", errors="ignore"),
             finish=transcript.finish or "length",
-            completion_tokens=len(transcript.tokens),
+            completion_tokens=steering.written,
             evaluated=len(call.prompt) - call.cached,
             prompt_seconds=prompt_seconds,
             generation_seconds=time.perf_counter() - began,
             decode=stats,
             decoder=decoder,
+            steered=steering.forks,
+        )
+
+    @staticmethod
+    def _transcript(call: _Call, engine: Any) -> Transcript:
+        return Transcript(
+            prompt=call.prompt,
+            max_tokens=call.limit,
+            piece=engine.piece,
+            is_eog=engine.is_eog,
+            stop=[s.encode("utf-8") for s in _stop_strings(call.formatted.stop)],
+            criteria=call.stops,
         )
 
     def _text(self, call: _Call, written: _Written) -> str:
@@ -437,7 +516,27 @@ class LoadedModel:
             drafted_tokens=decode.drafted if decode else 0,
             accepted_tokens=decode.accepted if decode else 0,
             decode_steps=decode.steps if decode else 0,
+            steered=written.steered,
         )
+
+
+def _resume(engine: Any, prompt: Sequence[int], forced: Sequence[int]) -> Any:
+    """The logits after `forced` (a reply's first tokens), evaluating only what the KV cache
+    does not hold yet: it holds the prompt and the abandoned reply, which shares all of
+    `forced` but its last token."""
+    keep = min(int(engine.n_tokens), len(prompt) + len(forced) - 1)
+    engine.truncate(keep)
+    rows = engine.decode(list(forced[keep - len(prompt) :]))
+    return rows[-1:]
+
+
+def _added(total: DecodeStats, part: DecodeStats) -> DecodeStats:
+    return DecodeStats(
+        steps=total.steps + part.steps,
+        drafted=total.drafted + part.drafted,
+        accepted=total.accepted + part.accepted,
+        step_seconds=[*total.step_seconds, *part.step_seconds],
+    )
 
 
 def _stop_strings(stop: Any) -> list[str]:

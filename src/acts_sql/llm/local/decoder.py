@@ -61,6 +61,12 @@ class Argmax:
 
         return int(np.argmax(logits)) if best is None else best
 
+    def accept(self, token: int) -> None:
+        """Nothing to advance without a grammar."""
+
+    def allows(self, token: int, logit: float) -> bool:
+        return True
+
 
 def _multibyte_pending(text: bytes, pending: int) -> int:
     """llama-cpp-python's count of tokens still to come for a UTF-8 character cut in two."""

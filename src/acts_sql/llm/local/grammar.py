@@ -148,5 +148,8 @@ class GreedyGrammarSampler:
     def accept(self, token: int) -> None:
         self._check.accept(token)
 
+    def allows(self, token: int, logit: float) -> bool:
+        return self._check.allows(token, logit)
+
     def close(self) -> None:
         self._check.close()

@@ -122,6 +122,14 @@ class SampleChooser:
             grammar.accept(token)
         return token
 
+    def accept(self, token: int) -> None:
+        """Advance the grammar past a token written without drawing it (a forced one)."""
+        if self.grammar is not None:
+            self.grammar.accept(token)
+
+    def allows(self, token: int, logit: float) -> bool:
+        return self.grammar is None or self.grammar.allows(token, logit)
+
     def _draw(self, logits: npt.NDArray[Any]) -> int:
         import numpy as np
 
