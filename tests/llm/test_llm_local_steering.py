@@ -250,3 +250,28 @@ def test_the_fork_point_is_the_smallest_margin_inside_the_value():
 
 def never(token: int) -> bool:
     return False
+
+
+class RecordingGrammar:
+    def __init__(self) -> None:
+        self.accepted: list[int] = []
+
+    def accept(self, token: int) -> None:
+        self.accepted.append(token)
+
+    def allows(self, token: int, logit: float) -> bool:
+        return token != 3
+
+
+def test_a_sample_forked_away_keeps_its_grammar_in_step():
+    """A sampled reply is forked too: the forced tokens advance its grammar, which is asked
+    about the token the fork would take."""
+    from acts_sql.llm.local.sampling import SampleChooser
+
+    grammar = RecordingGrammar()
+    chooser = SampleChooser(0.8, 11, grammar)  # type: ignore[arg-type]
+    chooser.accept(5)
+    chooser.accept(7)
+    assert grammar.accepted == [5, 7]
+    assert chooser.allows(4, 1.0) and not chooser.allows(3, 1.0)
+    assert SampleChooser(0.8, 11).allows(3, 1.0)  # no grammar: anything goes
