@@ -44,14 +44,7 @@ from acts_sql.llm.local.guards import DeadlineGuard, RepetitionGuard, Stops
 from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter
 from acts_sql.llm.local.prompt_eval import PromptDeadline, deadline_error, reused_prefix
 from acts_sql.llm.local.sampling import SampleChooser
-from acts_sql.llm.local.steering import (
-    MAX_FORKS,
-    RecordingChooser,
-    Steering,
-    Step,
-    ValueWatch,
-    fork_point,
-)
+from acts_sql.llm.local.steering import RecordingChooser, Steering, ValueWatch, fork_point
 from acts_sql.llm.local.threads import ThreadGovernor
 
 FORK_SEED_STEP = 7919
@@ -408,39 +401,25 @@ class LoadedModel:
 
         began = time.perf_counter()
         avoid = call.request.avoid
-        steering, stats = Steering(), DecodeStats()
-        forced: list[int] = []
-        history: list[Step] = []
-        tried: set[int] = set()
+        steering = Steering(avoid=avoid.values if avoid is not None else ())
+        stats = DecodeStats()
         while True:
-            transcript = self._transcript(call, engine)
             chooser = make_chooser(steering.forks)
             drafter = make_drafter() if make_drafter is not None else None
-            ended = False
-            for token in forced:
-                chooser.accept(token)
-                if drafter is not None:
-                    drafter.append(token)
-                ended = ended or transcript.push(token)
+            transcript, ended = self._forced_start(call, engine, chooser, drafter, steering)
             watch = None
-            if avoid is not None and avoid.values and steering.forks < MAX_FORKS:
-                watch = ValueWatch(avoid.field, avoid.values, lambda t=transcript: t.text)
+            if avoid is not None and steering.armed:
+                watch = ValueWatch(avoid.field, avoid.values, _text_of(transcript))
                 transcript.criteria = Stops([*call.stops, watch])
-            recorder = RecordingChooser(chooser, list(history)) if watch is not None else chooser
+            recorder = RecordingChooser(chooser, list(steering.history)) if watch else chooser
             if not ended:
-                rows = first if not forced else _resume(engine, call.prompt, forced)
+                rows = first if not steering.forced else _resume(engine, call.prompt, steering)
+                gate = self.draft_gate(call.threads)
                 part = decode_greedy(
-                    engine,
-                    rows,
-                    transcript,
-                    recorder,
-                    drafter,
-                    DraftLength(),
-                    on_step,
-                    self.draft_gate(call.threads),
+                    engine, rows, transcript, recorder, drafter, DraftLength(), on_step, gate
                 )
                 stats = _added(stats, part)
-            steering.written += len(transcript.tokens) - max(len(forced) - 1, 0)
+            steering.count(len(transcript.tokens))
             if watch is None or watch.span is None or (call.clock and call.clock.fired):
                 break
 
@@ -450,22 +429,12 @@ class LoadedModel:
                     advanced.accept(token)
                 return advanced
 
-            fork = fork_point(
-                recorder.steps,
-                transcript.tokens,
-                watch.span,
-                engine.piece,
-                chooser_at,
-                tried,
-                engine.is_eog,
+            tokens, steps = transcript.tokens, recorder.steps
+            found = fork_point(
+                steps, tokens, watch.span, engine.piece, chooser_at, steering.tried, engine.is_eog
             )
-            if fork is None:
+            if not steering.fork(found, tokens, steps):
                 break
-            steering.forks += 1
-            steering.forked_at.append(fork.position)
-            tried.add(fork.position)
-            forced = [*transcript.tokens[: fork.position], fork.token]
-            history = [*recorder.steps[: fork.position], Step(fork.token, 0.0)]
         return _Written(
             text=transcript.text.decode("utf-8", errors="ignore"),
             finish=transcript.finish or "length",
@@ -477,6 +446,25 @@ class LoadedModel:
             decoder=decoder,
             steered=steering.forks,
         )
+
+    def _forced_start(
+        self,
+        call: _Call,
+        engine: Any,
+        chooser: Any,
+        drafter: NgramDrafter | None,
+        steering: Steering,
+    ) -> tuple[Transcript, bool]:
+        """A new transcript holding the attempt's forced first tokens, with the chooser's
+        grammar and the drafter advanced past them; True when the reply ended in them."""
+        transcript = self._transcript(call, engine)
+        ended = False
+        for token in steering.forced:
+            chooser.accept(token)
+            if drafter is not None:
+                drafter.append(token)
+            ended = ended or transcript.push(token)
+        return transcript, ended
 
     @staticmethod
     def _transcript(call: _Call, engine: Any) -> Transcript:
@@ -520,14 +508,22 @@ class LoadedModel:
         )
 
 
-def _resume(engine: Any, prompt: Sequence[int], forced: Sequence[int]) -> Any:
-    """The logits after `forced` (a reply's first tokens), evaluating only what the KV cache
+def _resume(engine: Any, prompt: Sequence[int], steering: Steering) -> Any:
+    """The logits after the attempt's forced first tokens, evaluating only what the KV cache
     does not hold yet: it holds the prompt and the abandoned reply, which shares all of
-    `forced` but its last token."""
+    them but the last."""
+    forced = steering.forced
     keep = min(int(engine.n_tokens), len(prompt) + len(forced) - 1)
     engine.truncate(keep)
     rows = engine.decode(list(forced[keep - len(prompt) :]))
     return rows[-1:]
+
+
+def _text_of(transcript: Transcript) -> Callable[[], bytes]:
+    def text() -> bytes:
+        return transcript.text
+
+    return text
 
 
 def _added(total: DecodeStats, part: DecodeStats) -> DecodeStats:

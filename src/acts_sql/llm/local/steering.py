@@ -208,9 +208,36 @@ def _continues_string(
 
 @dataclass
 class Steering:
-    """What one call's steering did: forks taken and the tokens written on the way."""
+    """One call's steering: where the next attempt starts, and what the forks cost.
 
+    An attempt writes the reply from its first tokens (`forced`: the part of the
+    abandoned reply before the fork, then the other token); `history` holds their
+    recorded steps, so a later fork can go back before an earlier one.
+    """
+
+    avoid: Sequence[str] = ()
     forks: int = 0
     written: int = 0
     """Tokens the model wrote in all, abandoned paths included."""
-    forked_at: list[int] = field(default_factory=list)
+    forced: list[int] = field(default_factory=list)
+    history: list[Step] = field(default_factory=list)
+    tried: set[int] = field(default_factory=set)
+
+    @property
+    def armed(self) -> bool:
+        """Whether this attempt is watched (a fork is still allowed)."""
+        return bool(self.avoid) and self.forks < MAX_FORKS
+
+    def count(self, reply_tokens: int) -> None:
+        """Add an attempt's new tokens (the forced ones but the last were written before)."""
+        self.written += reply_tokens - max(len(self.forced) - 1, 0)
+
+    def fork(self, fork: Fork | None, tokens: Sequence[int], steps: Sequence[Step]) -> bool:
+        """Set up the next attempt at `fork`; False when there is none."""
+        if fork is None:
+            return False
+        self.forks += 1
+        self.tried.add(fork.position)
+        self.forced = [*tokens[: fork.position], fork.token]
+        self.history = [*steps[: fork.position], Step(fork.token, 0.0)]
+        return True
