@@ -2,9 +2,9 @@
 
 A candidate pool asks for SQL the run has not dropped yet, and the prompt
 lists what was dropped; a small model writes it again anyway (with the 0.5B,
-128 of 290 draws of 15 acts tasks repeated a SQL the run had already refused,
-rejected or seen fail, each a paid call thrown away). Told by the prompt is not
-enough, so the decoder takes care of it:
+182 of the 429 SQL-writing calls of 24 acts tasks repeated a SQL the run had
+already refused, rejected or seen fail, each a paid call thrown away). Told by
+the prompt is not enough, so the decoder takes care of it:
 
 - while the reply is written, every chosen token is recorded with the best
   few other tokens of its row (:class:`RecordingChooser`);
@@ -15,9 +15,10 @@ enough, so the decoder takes care of it:
   thrown away);
 - the reply is then *forked*: at the token of the repeated value where the
   model was least sure (the smallest gap between the chosen token's logit and
-  the best other one the grammar allows, :func:`fork_point`), the other token
-  is taken, and writing goes on from there with the KV cache of everything
-  before it kept. That is the most likely reply that leaves the repeated path.
+  the best other one the grammar allows, at most :data:`MAX_MARGIN` below,
+  :func:`fork_point`), the other token is taken, and writing goes on from
+  there with the KV cache of everything before it kept. That is the most
+  likely reply that leaves the repeated path.
   At most :data:`MAX_FORKS` forks a call; after them the reply is written to
   its end, repeat or not (the pool then drops it, as before).
 
