@@ -22,7 +22,10 @@ takes them):
 - ``vote``: `vote` with K = the number of models, whose K samples are the models'
   predictions, in the order given. Whether grouping strong answers by their result and
   taking the majority picks a right one, against the best single model and the tasks where
-  any model passes (the oracle).
+  any model passes (the oracle). ``vote ties`` counts the tasks where several result
+  groups share the most votes (`vote` then returns the first of them), those where a
+  passing answer is among the tied groups, and those where the answer returned passes:
+  what a better tie-break could gain at most.
 
 Each run is one task at a time into ``--out/<run>/tasks/<set>-<id>`` (resumable: a task done
 there is not run again); the script prints one JSON summary. Its output holds the
@@ -41,6 +44,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from acts_sql.bench.loader import read_trace
 from acts_sql.bench.runner import RECORDS, BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
@@ -126,6 +130,12 @@ def run_one(
     return _last_record(where)
 
 
+def _trace(out: Path, task: str, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The trace of one task's run under `out` (None when the record names none)."""
+    name = record.get("trace_file")
+    return read_trace(out / "tasks" / task.replace("/", "-") / name) if name else None
+
+
 def _last_record(where: Path) -> dict[str, Any] | None:
     path = where / RECORDS
     if not path.exists():
@@ -161,6 +171,44 @@ def oracle(runs: dict[str, dict[str, dict[str, Any]]]) -> int:
         for task in tasks
         if any(records.get(task, {}).get("status") == "passed" for records in runs.values())
     )
+
+
+def tied_groups(trace: dict[str, Any], passed: list[bool]) -> tuple[bool, bool] | None:
+    """Where a vote's largest result groups tie: (a passing answer is among them, the answer
+    returned is one that passes); None when one group has the most votes, or none runs.
+
+    `passed` says for each sample, in the order they were drawn, whether that answer passes
+    on its own (its model's `raw` run). Votes are counted as the vote counts them: refused
+    samples cast none."""
+    draws = [e for e in trace["trace"] if e["kind"] in ("candidate", "candidate_missing")]
+    passing: dict[str, bool] = {}
+    for ok, event in zip(passed, draws, strict=True):
+        if event["kind"] == "candidate":
+            name = event["data"]["candidate"]
+            passing[name] = passing.get(name, False) or ok
+    votes: dict[str, int] = {}
+    for candidate in trace["candidates"]:
+        if candidate["group"] is not None and candidate["verdict"] != "refused":
+            votes[candidate["group"]] = votes.get(candidate["group"], 0) + candidate["votes"]
+    top = max(votes.values(), default=0)
+    tied = {group for group, count in votes.items() if count == top}
+    if top == 0 or len(tied) < 2:
+        return None
+    members = [c for c in trace["candidates"] if c["group"] in tied and c["verdict"] != "refused"]
+    returned = [c for c in members if " ".join(c["sql"].split()) == " ".join(trace["sql"].split())]
+    return (
+        any(passing.get(c["id"], False) for c in members),
+        any(passing.get(c["id"], False) for c in returned),
+    )
+
+
+def tie_summary(ties: Iterable[tuple[bool, bool] | None]) -> dict[str, int]:
+    found = [tie for tie in ties if tie is not None]
+    return {
+        "tasks": len(found),
+        "a passing answer among the tied groups": sum(1 for among, _ in found if among),
+        "the answer returned passes": sum(1 for _, returned in found if returned),
+    }
 
 
 def main() -> int:
@@ -204,6 +252,7 @@ def main() -> int:
                 runs[name][task] = record
         print(f"{name}: {len(runs[name])} tasks", file=sys.stderr, flush=True)
     voted: dict[str, dict[str, Any]] = {}
+    ties: list[tuple[bool, bool] | None] = []
     if len(models) > 1:
         pool = MethodSpec(
             method=Method.VOTE, llm="scripted", candidates=len(models), max_llm_calls=len(models)
@@ -213,10 +262,14 @@ def main() -> int:
             record = run_one(args.out / VOTE, task, pool, replies, args.data, options)
             if record is not None:
                 voted[task] = record
+                trace = _trace(args.out / VOTE, task, record)
+                passed = [runs[m].get(task, {}).get("status") == "passed" for m in models]
+                ties.append(tied_groups(trace, passed) if trace is not None else None)
     report: dict[str, Any] = {"tasks": len(tasks), "models": models}
     report |= {name: summary(records.values()) for name, records in runs.items()}
     if voted:
         report[VOTE] = summary(voted.values())
+        report["vote ties"] = tie_summary(ties)
         report["any model passes"] = oracle({m: runs[m] for m in models})
         report["best single model"] = max((report[m]["passed"], m) for m in models)
     print(json.dumps(report, indent=1))

@@ -107,6 +107,7 @@ def test_the_solution_is_accepted_and_the_users_sql_is_not(
     # the two right answers agree and the user's SQL casts no vote: a majority, accepted
     assert report["vote"]["right acceptances"] == 1
     assert report["any model passes"] == 1 and report["best single model"][0] == 1
+    assert report["vote ties"]["tasks"] == 0  # one group holds both votes
     # resumable: a second invocation runs nothing again and says the same
     assert strong.main() == 0
     assert json.loads(capsys.readouterr().out) == report
@@ -115,3 +116,47 @@ def test_the_solution_is_accepted_and_the_users_sql_is_not(
     assert strong.main() == 0
     alone = json.loads(capsys.readouterr().out)
     assert alone["models"] == [] and alone["gold"] == report["gold"] and "vote" not in alone
+
+
+def _vote_trace(draws: list[str | None], refused: set[str], returned: str) -> dict:
+    """A vote trace: each draw names its candidate (None: no SQL in the reply); candidate
+    `cN` returns the rows of group `gN`, and repeats of it are votes for it."""
+    events, votes = [], {}
+    for name in draws:
+        if name is None:
+            events.append({"kind": "candidate_missing", "data": {}})
+            continue
+        events.append({"kind": "candidate", "data": {"candidate": name}})
+        votes[name] = votes.get(name, 0) + 1
+    candidates = [
+        {
+            "id": name,
+            "sql": f"SELECT  {name[1:]}",
+            "group": f"g{name[1:]}",
+            "votes": count,
+            "verdict": "refused" if name in refused else "unjudged",
+        }
+        for name, count in votes.items()
+    ]
+    return {"trace": events, "candidates": candidates, "sql": f"SELECT {returned[1:]}"}
+
+
+def test_tied_vote_groups_say_whether_a_passing_answer_was_among_them(strong) -> None:
+    trace = _vote_trace(["c1", "c2", None, "c3"], refused={"c3"}, returned="c1")
+    # c1 and c2 tie at one vote each (c3 is refused: no vote); c2 passes, c1 is returned
+    assert strong.tied_groups(trace, [False, True, False, False]) == (True, False)
+    assert strong.tied_groups(trace, [True, False, False, False]) == (True, True)
+    # a refused sample that passes is not among the tied groups
+    assert strong.tied_groups(trace, [False, False, False, True]) == (False, False)
+    # one more vote for c2: no tie
+    untied = _vote_trace(["c1", "c2", "c2", "c3"], refused=set(), returned="c2")
+    assert strong.tied_groups(untied, [False, True, True, False]) is None
+    # nothing that runs and is trusted: no tie either
+    assert strong.tied_groups(_vote_trace(["c1"], {"c1"}, "c1"), [True]) is None
+    with pytest.raises(ValueError):  # one pass flag per draw
+        strong.tied_groups(trace, [True])
+    assert strong.tie_summary([None, (True, False), (True, True), (False, False)]) == {
+        "tasks": 3,
+        "a passing answer among the tied groups": 2,
+        "the answer returned passes": 1,
+    }
