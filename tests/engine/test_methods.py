@@ -177,3 +177,17 @@ def test_vote_with_nothing_that_runs_is_not_accepted(demo_db, demo_tasks):
     llm = scripted({"correct": ["```sql\nSELECT nope FROM nowhere\n```"] * 3})
     result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
     assert result.accepted is False and "no sample runs" in result.reason
+
+
+def test_vote_candidates_carry_the_statements_the_vote_would_return(demo_db, demo_tasks):
+    """A candidate is scored as the method would hand it in (`bench candidates` reads the
+    event's statements): a block holding two statements stays one, as `raw` keeps it."""
+    task = demo_tasks["figure3"]
+    one = "SELECT room_id FROM rooms WHERE room_id = 5"
+    two = f"{one};\n{one}"
+    llm = scripted({"correct": [f"```sql\n{two}\n```", f"```sql\n{two}\n```"]})
+    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=2)
+
+    events = [e for e in result.trace if e.kind == "candidate"]
+    assert [e.data["statements"] for e in events] == [[two], [two]]  # the repeat: a vote
+    assert result.statements == [two]

@@ -10,7 +10,8 @@ scores every distinct candidate with the bench's own evaluator, and writes
 ``candidates.jsonl``, one line per task (`CandidateLine`).
 
 - A candidate is scored as the runner scores the final SQL: its ``statements``
-  when the event carries them (``raw``), else the SQL split into statements.
+  when the event carries them (``raw``, ``vote``: a ``sql`` block is one
+  statement there), else the SQL split into statements.
 - The final prediction's verdict is already in the record: a distinct
   candidate that is the final prediction (same statements, or the same SQL
   after normalisation) takes that verdict and is not scored again.

@@ -175,6 +175,7 @@ def run_vote(
             summary=f"repeats {candidate.id}" if known else candidate.result.summary(max_rows=3),
             sql=candidate.sql,
             status=candidate.result.status,
+            statements=statements_of.get(candidate.id),  # what the vote returns, if it wins
             candidate=candidate.id,
             origin=origin,
             duplicate=known is not None,
