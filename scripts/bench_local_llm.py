@@ -19,10 +19,11 @@
 With --prompt-lookup, only this: the SQL-copying prompts of
 scripts/data/lookup_prompts.json (rendered with the engine's templates),
 each answered greedily with prompt lookup off (llama-cpp-python's loop) and
-on, in the same run; generation time only (the prompt is evaluated before
-either is timed: the first call of a prompt evaluates it, the second reuses
-it). --json prints one JSON object; --out FILE keeps one JSON line per
-prompt and, run again, skips the prompts already in it (resumable).
+on, in the same run, both from the same cached prompt (a one-token call
+evaluates it first); generation time only. --json prints one JSON object;
+--out FILE keeps one JSON line per prompt (with `parted_at_char`, where the
+two replies first differ) and, run again, skips the prompts already in it
+(resumable).
 
 With --sampling, only this: the same prompts, each answered greedily (not
 timed: it evaluates the prompt), then sampled --samples times at
@@ -269,7 +270,13 @@ def lookup_request(item: dict[str, Any], schema_text: str, max_tokens: int) -> L
 
 
 def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict[str, Any]:
-    """The prompt answered with lookup off, then on (its prompt then cached)."""
+    """The prompt answered with lookup off, then on, both from the same cached prompt.
+
+    A one-token call evaluates the prompt first, so that both modes start from
+    the same KV cache: a cold prompt's last token is evaluated in a batch, a
+    cached prompt's alone, and their logits differ (docs/BENCHMARKS.md, "Batch
+    numerics")."""
+    off.complete(request.model_copy(update={"max_tokens": 1}))
     plain = off.complete(request)
     first = off.last_call
     looked = on.complete(request)
@@ -284,11 +291,22 @@ def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict
         "seconds_on": round(second.generation_seconds, 3),
         "identical": plain.text == looked.text
         and first.completion_tokens == second.completion_tokens,
+        "parted_at_char": _parted_at(plain.text, looked.text),
         "drafted": second.drafted_tokens,
         "accepted": second.accepted_tokens,
         "steps": second.decode_steps,
         "threads": [first.threads, second.threads],
     }
+
+
+def _parted_at(first: str, second: str) -> int | None:
+    """Where two replies first differ (a character offset); None when they are equal."""
+    if first == second:
+        return None
+    return next(
+        (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+        min(len(first), len(second)),
+    )
 
 
 def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:

@@ -19,6 +19,17 @@ Extra CPU buffer types
     measurable here; llama-cpp-python has no argument for it, so the default
     model parameters are patched for the duration of the load (under the load
     lock). ``extra_buffers=True`` restores llama.cpp's default.
+
+Batch numerics
+    Prompt lookup's reply equals plain greedy decoding only if llama.cpp
+    computes a position's logits the same in a batch as alone. It does not, in
+    any attention setting tried (``scripts/batch_numerics.py``): with a short
+    context some settings give bit-identical logits for batches of up to 7
+    tokens (flash attention; or, on the 0.5B, an F32 KV cache), but after a
+    prompt of the engine's usual length (about 700 tokens) every setting
+    differs from the first batched position on. Models are loaded with
+    llama.cpp's defaults (no flash attention, F16 KV cache, the fastest here);
+    `flash_attn` and `kv_f32` exist for that measurement.
 """
 
 from __future__ import annotations
@@ -111,8 +122,20 @@ def llama_class() -> type:
     return Llama
 
 
-def load_llama(path: Path, *, n_ctx: int, n_threads: int, seed: int, extra_buffers: bool) -> Any:
-    """A loaded ``Llama`` (the subclass above); LocalModelLoadError when llama.cpp refuses."""
+def load_llama(
+    path: Path,
+    *,
+    n_ctx: int,
+    n_threads: int,
+    seed: int,
+    extra_buffers: bool,
+    flash_attn: bool = False,
+    kv_f32: bool = False,
+) -> Any:
+    """A loaded ``Llama`` (the subclass above); LocalModelLoadError when llama.cpp refuses.
+
+    `flash_attn` and `kv_f32` (an F32 KV cache instead of F16) change how
+    attention is computed; see "Batch numerics" above."""
     cls = llama_class()
     from llama_cpp import llama_cpp as low_level
 
@@ -131,6 +154,9 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int, seed: int, extra_buffe
             n_threads=n_threads,
             n_threads_batch=n_threads,
             seed=seed,
+            flash_attn=flash_attn,
+            type_k=low_level.GGML_TYPE_F32 if kv_f32 else None,
+            type_v=low_level.GGML_TYPE_F32 if kv_f32 else None,
             verbose=False,
         )
     except (ValueError, RuntimeError, OSError) as exc:
