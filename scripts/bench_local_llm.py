@@ -23,7 +23,9 @@ on, in the same run, both from the same cached prompt (a one-token call
 evaluates it first); generation time only. --json prints one JSON object;
 --out FILE keeps one JSON line per prompt (with `parted_at_char`, where the
 two replies first differ) and, run again, skips the prompts already in it
-(resumable).
+(resumable). --lean adds a third answer, the project's decoder with every draft
+refused (one token a step): `seconds_lean`, and `ratio_drafts` (lean over on,
+per token), what the drafts add to the leaner loop.
 
 With --sampling, only this: the same prompts, each answered greedily (not
 timed: it evaluates the prompt), then sampled --samples times at
@@ -41,7 +43,7 @@ each other when a core is taken).
 
     .venv/bin/python scripts/bench_local_llm.py [--model qwen2.5-coder-0.5b]
         [--repeat 3] [--prefix-tokens 1500] [--tail-tokens 200] [--demo]
-    .venv/bin/python scripts/bench_local_llm.py --prompt-lookup --json
+    .venv/bin/python scripts/bench_local_llm.py --prompt-lookup --json [--lean]
         [--model qwen2.5-coder-1.5b] [--limit N] [--out results.jsonl]
     .venv/bin/python scripts/bench_local_llm.py --sampling --json [--samples 3]
         [--temperature 0.8] [--model ...] [--limit N] [--out results.jsonl]
@@ -50,10 +52,12 @@ each other when a core is taken).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,8 @@ from acts_sql.demo import demo_db_path, load_tasks
 from acts_sql.llm.base import LLMRequest, LLMResponse, Message
 from acts_sql.llm.jsonrepair import JsonExtractionError, extract_json
 from acts_sql.llm.local import CallStats, LocalBackend
+from acts_sql.llm.local.call import LoadedModel
+from acts_sql.llm.local.lookup import DraftGate
 from acts_sql.llm.models import ProgressEvent
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.llm.scripted import ScriptedBackend
@@ -269,6 +275,37 @@ def lookup_request(item: dict[str, Any], schema_text: str, max_tokens: int) -> L
     )
 
 
+class _NeverDraft(DraftGate):
+    """A draft gate that refuses every draft: the project's decoder, one token a step."""
+
+    def length(self, fresh: bool, most: int) -> int:
+        return 0
+
+
+@contextlib.contextmanager
+def no_drafts() -> Iterator[None]:
+    """Within it, the local backend's lookup decoder writes without drafting (``--lean``)."""
+    original = LoadedModel.draft_gate
+    LoadedModel.draft_gate = lambda self, threads: _NeverDraft()  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        LoadedModel.draft_gate = original  # type: ignore[method-assign]
+
+
+def lookup_lean(on: LocalBackend, request: LLMRequest, plain_text: str) -> dict[str, Any]:
+    """The prompt answered by the project's decoder without drafts (prompt cached)."""
+    with no_drafts():
+        lean = on.complete(request)
+    stats = on.last_call
+    assert stats is not None
+    return {
+        "completion_tokens_lean": stats.completion_tokens,
+        "seconds_lean": round(stats.generation_seconds, 3),
+        "identical_lean": lean.text == plain_text,
+    }
+
+
 def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict[str, Any]:
     """The prompt answered with lookup off, then on, both from the same cached prompt.
 
@@ -292,6 +329,7 @@ def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict
         "identical": plain.text == looked.text
         and first.completion_tokens == second.completion_tokens,
         "parted_at_char": _parted_at(plain.text, looked.text),
+        "_plain_text": plain.text,
         "drafted": second.drafted_tokens,
         "accepted": second.accepted_tokens,
         "steps": second.decode_steps,
@@ -321,6 +359,9 @@ def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
             continue
         request = lookup_request(item, data["schema"], args.gen_tokens)
         row = {"id": item["id"], "model": args.model, **lookup_one(off, on, request)}
+        if args.lean:
+            row.update(lookup_lean(on, request, row.pop("_plain_text")))
+        row.pop("_plain_text", None)
         _keep(args, done, row)
     rows = [done[item["id"]] for item in items]
     seconds_off = sum(r["seconds_off"] for r in rows)
@@ -345,8 +386,26 @@ def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
         if drafted
         else None,
         "decode_steps": sum(r["steps"] for r in rows),
+        **_lean_summary(rows, seconds_on / tokens_on if tokens_on else 0.0),
         "threads": sorted({t for r in rows for t in r["threads"]}),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def _lean_summary(rows: list[dict[str, Any]], on_per_token: float) -> dict[str, Any]:
+    """With --lean: the project's decoder without drafts, and what the drafts add to it."""
+    if not rows or any("seconds_lean" not in r for r in rows):
+        return {}
+    seconds = sum(r["seconds_lean"] for r in rows)
+    tokens = sum(r["completion_tokens_lean"] for r in rows)
+    return {
+        "completion_tokens_lean": tokens,
+        "seconds_lean": round(seconds, 2),
+        # per token, as `ratio`: lean over on, what the drafts add to the lean loop
+        "ratio_drafts": round((seconds / tokens) / on_per_token, 3)
+        if tokens and on_per_token
+        else None,
+        "identical_lean_prompts": sum(r["identical_lean"] for r in rows),
     }
 
 
@@ -464,6 +523,11 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=LIVE_MAX_SECONDS)
     parser.add_argument(
         "--prompt-lookup", action="store_true", help="only: prompt lookup off vs on, same run"
+    )
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="with --prompt-lookup: also the project's decoder without drafts",
     )
     parser.add_argument(
         "--sampling", action="store_true", help="only: llama-cpp-python's sampler vs the project's"

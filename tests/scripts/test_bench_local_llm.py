@@ -56,3 +56,27 @@ def test_differing_replies_say_where_they_part() -> None:
     assert not row["identical"] and row["parted_at_char"] == 7
     assert script._parted_at("SELECT a", "SELECT a LIMIT 1") == 8  # one is a prefix of the other
     assert script._parted_at("same", "same") is None
+
+
+def test_the_lean_mode_refuses_every_draft_and_then_restores_the_gate() -> None:
+    script = load_script("bench_local_llm")
+    from acts_sql.llm.local.call import LoadedModel
+
+    original = LoadedModel.draft_gate
+    with script.no_drafts():
+        gate = LoadedModel.draft_gate(None, 2)  # type: ignore[arg-type]
+        assert gate.length(True, 6) == 0 and gate.length(False, 16) == 0
+    assert LoadedModel.draft_gate is original
+
+
+def test_the_lean_summary_says_what_the_drafts_add_per_token() -> None:
+    script = load_script("bench_local_llm")
+    rows = [
+        {"seconds_lean": 6.0, "completion_tokens_lean": 100, "identical_lean": True},
+        {"seconds_lean": 4.0, "completion_tokens_lean": 100, "identical_lean": False},
+    ]
+    summary = script._lean_summary(rows, on_per_token=0.025)  # on: 40 tokens/s
+    assert summary["seconds_lean"] == 10.0 and summary["completion_tokens_lean"] == 200
+    assert summary["ratio_drafts"] == 2.0  # lean writes 20 tokens/s
+    assert summary["identical_lean_prompts"] == 1
+    assert script._lean_summary([{"seconds_lean": 1.0}, {}], 0.1) == {}  # not measured for all
