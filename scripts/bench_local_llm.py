@@ -306,20 +306,23 @@ def lookup_lean(on: LocalBackend, request: LLMRequest, plain_text: str) -> dict[
     }
 
 
-def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict[str, Any]:
-    """The prompt answered with lookup off, then on, both from the same cached prompt.
+def lookup_one(
+    off: LocalBackend, on: LocalBackend, request: LLMRequest, lean: bool = False
+) -> dict[str, Any]:
+    """The prompt answered with lookup off, then on (and, with `lean`, without
+    drafts), all from the same cached prompt.
 
-    A one-token call evaluates the prompt first, so that both modes start from
+    A one-token call evaluates the prompt first, so that every mode starts from
     the same KV cache: a cold prompt's last token is evaluated in a batch, a
-    cached prompt's alone, and their logits differ (docs/BENCHMARKS.md, "Batch
-    numerics")."""
+    cached prompt's alone, and their logits differ ("Batch numerics" in
+    ``acts_sql.llm.local.engine``)."""
     off.complete(request.model_copy(update={"max_tokens": 1}))
     plain = off.complete(request)
     first = off.last_call
     looked = on.complete(request)
     second = on.last_call
     assert first is not None and second is not None
-    return {
+    row = {
         "purpose": request.purpose,
         "prompt_tokens": first.prompt_tokens,
         "completion_tokens": second.completion_tokens,
@@ -329,12 +332,14 @@ def lookup_one(off: LocalBackend, on: LocalBackend, request: LLMRequest) -> dict
         "identical": plain.text == looked.text
         and first.completion_tokens == second.completion_tokens,
         "parted_at_char": _parted_at(plain.text, looked.text),
-        "_plain_text": plain.text,
         "drafted": second.drafted_tokens,
         "accepted": second.accepted_tokens,
         "steps": second.decode_steps,
         "threads": [first.threads, second.threads],
     }
+    if lean:
+        row.update(lookup_lean(on, request, plain.text))
+    return row
 
 
 def _parted_at(first: str, second: str) -> int | None:
@@ -358,10 +363,7 @@ def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
         if item["id"] in done:
             continue
         request = lookup_request(item, data["schema"], args.gen_tokens)
-        row = {"id": item["id"], "model": args.model, **lookup_one(off, on, request)}
-        if args.lean:
-            row.update(lookup_lean(on, request, row.pop("_plain_text")))
-        row.pop("_plain_text", None)
+        row = {"id": item["id"], "model": args.model, **lookup_one(off, on, request, args.lean)}
         _keep(args, done, row)
     rows = [done[item["id"]] for item in items]
     seconds_off = sum(r["seconds_off"] for r in rows)
@@ -538,6 +540,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="the first N prompts only")
     parser.add_argument("--out", help="JSON lines per prompt; resumes from it")
     args = parser.parse_args()
+    if args.lean and not args.prompt_lookup:
+        parser.error("--lean goes with --prompt-lookup")
     if args.prompt_lookup or args.sampling:
         if args.gen_tokens == 128:
             args.gen_tokens = 400  # whole answers: a copied statement is 100-300 tokens

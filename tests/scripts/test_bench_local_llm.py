@@ -80,3 +80,12 @@ def test_the_lean_summary_says_what_the_drafts_add_per_token() -> None:
     assert summary["ratio_drafts"] == 2.0  # lean writes 20 tokens/s
     assert summary["identical_lean_prompts"] == 1
     assert script._lean_summary([{"seconds_lean": 1.0}, {}], 0.1) == {}  # not measured for all
+
+
+def test_lean_adds_a_third_answer_from_the_lookup_backend() -> None:
+    script = load_script("bench_local_llm")
+    off, on = Answering("SELECT a FROM t"), Answering("SELECT b FROM t")
+    row = script.lookup_one(off, on, request(), lean=True)
+    assert [r.max_tokens for r in on.requests] == [64, 64]  # on, then lean
+    assert row["completion_tokens_lean"] == 4 and not row["identical_lean"]
+    assert "completion_tokens_lean" not in script.lookup_one(off, on, request())
