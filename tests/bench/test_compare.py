@@ -88,3 +88,45 @@ def test_the_machine_label_reads_the_cpu_model(tmp_path):
     assert cpu_model(cpuinfo) == "AMD EPYC 7B13"
     assert cpu_model(tmp_path / "missing") != ""  # platform's answer, or "unknown"
     assert machine_label().endswith(" cores")
+
+
+def _tables(markdown):
+    """Each markdown table of ``markdown`` as its lines' cell counts."""
+    tables, current = [], []
+    for line in [*markdown.splitlines(), ""]:
+        if line.startswith("|"):
+            current.append(line.strip().strip("|").count("|") + 1)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def test_every_table_has_as_many_cells_per_line_as_its_head(tmp_path):
+    raw = write_run(tmp_path / "raw", "raw", ["passed", "failed"], [1, 1])
+    acts = write_run(tmp_path / "acts", "acts", ["passed", "passed"], [5, 7])
+    out = tmp_path / "cmp"
+    CliRunner().invoke(app, ["bench", "compare", str(raw), str(acts), "--out", str(out)])
+    tables = _tables((out / "comparison.md").read_text())
+    assert len(tables) == 5
+    for counts in tables:
+        assert len(set(counts)) == 1, counts
+
+
+def test_runs_without_a_common_task_say_so_instead_of_empty_tables(tmp_path):
+    first = write_run(tmp_path / "first", "acts", ["passed", "failed"], [1, 1])
+    second = tmp_path / "second"
+    write_run(second, "acts", ["failed", "failed", "failed"], [2, 2, 2])
+    records = (second / "records.jsonl").read_text().replace('"T_', '"U_')
+    (second / "records.jsonl").write_text(records)
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(
+        app, ["bench", "compare", str(first), str(second), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    markdown = (out / "comparison.md").read_text()
+    assert "No task was scored by every run" in markdown
+    assert "### Table 1" not in markdown
+    assert "| first | acts | scripted | 2 |" in markdown
+    assert "| second | acts | scripted | 3 |" in markdown
+    assert [set(counts) for counts in _tables(markdown)] == [{5}]

@@ -159,6 +159,8 @@ class ComparisonRow(BaseModel):
     method: str
     llm: str
     directory: str
+    scored: int = 0
+    """Tasks this run scored (evaluable), common or not."""
     overall: Tally
     by_dialect: dict[str, Tally]
     by_category: dict[str, Tally]
@@ -217,6 +219,7 @@ def compare(
             method=run.method,
             llm=run.llm,
             directory=run.directory,
+            scored=len(records),
             overall=Tally.of(results),
             by_dialect=_by(results, "dialect"),
             by_category=_by(results, "category"),
@@ -260,6 +263,13 @@ def _share(count: int | None, total: int, percent: float | None) -> str:
     return f"{count}/{total} ({percent:.1f} %)"
 
 
+def _table_head(cells: list[str], numeric: int) -> list[str]:
+    """A markdown table head: the header cells, then left-aligned text columns and
+    ``numeric`` right-aligned ones at the end."""
+    text = len(cells) - numeric
+    return ["| " + " | ".join(cells) + " |", "|" + "---|" * text + "---:|" * numeric]
+
+
 def render_comparison(comparison: Comparison) -> str:
     """``comparison.md``: the paper-shaped tables, then generation, selection and trust."""
     rows = comparison.rows
@@ -270,18 +280,25 @@ def render_comparison(comparison: Comparison) -> str:
         "",
         f"{comparison.tasks} tasks scored by every run. Accuracy in percent.",
         "",
-        "| run | method | LLM | directory |",
-        "|---|---|---|---|",
+        *_table_head(["run", "method", "LLM", "tasks scored", "directory"], 0),
     ]
-    lines += [f"| {r.name} | {r.method} | {r.llm} | `{r.directory}` |" for r in rows]
+    lines += [f"| {r.name} | {r.method} | {r.llm} | {r.scored} | `{r.directory}` |" for r in rows]
+    if comparison.tasks == 0:
+        lines += [
+            "",
+            "No task was scored by every run, so there is nothing to set side by side. Compare "
+            "runs over the same tasks; the parts of one measurement (different offsets) are "
+            "joined first with `scripts/keep_run.py PART_A PART_B --join NAME --to DIR`.",
+        ]
+        return "\n".join(lines) + "\n"
     lines += [
         "",
         "### Table 1: accuracy by dialect",
         "",
-        "| method | LLM | "
-        + " | ".join(dialects)
-        + " | overall | correct→broken | broken→correct |",
-        "|---|---|" + "---:|" * (len(dialects) + 3),
+        *_table_head(
+            ["method", "LLM", *dialects, "overall", "correct→broken", "broken→correct"],
+            len(dialects) + 3,
+        ),
     ]
     for r in rows:
         cells = [_pct(r.by_dialect.get(d)) for d in dialects]
@@ -296,8 +313,7 @@ def render_comparison(comparison: Comparison) -> str:
         "",
         "### Table 2: accuracy by category (methods and ablations)",
         "",
-        "| method | " + " | ".join(categories) + " | overall |",
-        "|---|" + "---:|" * (len(categories) + 1),
+        *_table_head(["method", *categories, "overall"], len(categories) + 1),
     ]
     for r in rows:
         cells = [_pct(r.by_category.get(c)) for c in categories]
