@@ -14,7 +14,8 @@ DEFAULT_MAX_SECONDS = 600.0
 
 
 class Budget(BaseModel):
-    """Limits of one correction. When one runs out, the best candidate is returned."""
+    """Limits of one correction. When one runs out, the best candidate is returned; the depth
+    limit ends a path (the search goes back to explore another), not the run."""
 
     max_llm_calls: int = Field(DEFAULT_MAX_LLM_CALLS, ge=1)
     max_nodes: int = Field(DEFAULT_MAX_NODES, ge=1)
@@ -51,13 +52,20 @@ class BudgetTracker:
             self.check_time()
             self.llm_calls += 1
 
-    def take_node(self, depth: int) -> None:
+    def take_node(self) -> None:
         if self.nodes_run >= self.budget.max_nodes:
             raise BudgetExhaustedError(f"nodes ({self.budget.max_nodes})")
-        if depth > self.budget.max_depth:
-            raise BudgetExhaustedError(f"depth ({self.budget.max_depth})")
         self.check_time()
         self.nodes_run += 1
+
+    def too_deep(self, depth: int) -> bool:
+        """Whether a node at ``depth`` lies below the depth limit. Depth bounds a path, not
+        the run: the search skips such a node and goes back (linear, with one path, stops)."""
+        return depth > self.budget.max_depth
+
+    def depth_exhausted(self) -> BudgetExhaustedError:
+        """The error of a run whose only path reached the depth limit (linear)."""
+        return BudgetExhaustedError(f"depth ({self.budget.max_depth})")
 
     def check_time(self) -> None:
         if self.elapsed > self.budget.max_seconds:

@@ -32,7 +32,8 @@ The linear method runs the same tools but never branches (only the first
 interpretation becomes a child) and never rolls back (a rejection appends a
 new attempt under the rejected node, up to `linear_retries`).
 
-Budgets bound everything; when nothing is accepted the best candidate is
+Budgets bound everything (depth bounds a path: a node below it ends its branch,
+and the search goes back); when nothing is accepted the best candidate is
 returned (`acts_sql.engine.selection`). Step 3, what happens to a pool, lives
 in `acts_sql.engine.candidate_stage`.
 """
@@ -261,6 +262,8 @@ class TreeSearch(CandidateStage):
             return None
         if self.budget.llm_calls + 2 > self.budget.budget.max_llm_calls:
             return None
+        if self.budget.too_deep(self.tree[self.tree.root].depth + 1):
+            return None  # the new plan's nodes, under the root, could not run
         self._replanned = True
         lessons = "\n".join(
             f"- {n.id} ({n.description or n.tool}): {n.reason}"
@@ -306,7 +309,9 @@ class TreeSearch(CandidateStage):
 
     def _step(self, node_id: str) -> str | None:
         node = self.tree[node_id]
-        self.budget.take_node(node.depth)
+        if self.budget.too_deep(node.depth):
+            return self._too_deep(node)
+        self.budget.take_node()
         self.trace.emit(
             "node_started", node=node.id, tool=node.tool, summary=node.description, input=node.input
         )
@@ -341,6 +346,19 @@ class TreeSearch(CandidateStage):
             "node_finished", node=node.id, tool=node.tool, summary=reason, status=node.status.value
         )
         return self._next_from(node)
+
+    def _too_deep(self, node: NodeState) -> str | None:
+        """A node below the depth limit ends its branch: skipped, then the search goes back
+        as after a rejection (linear, which never goes back, stops)."""
+        if self.linear:
+            raise self.budget.depth_exhausted()
+        reason = f"below the depth limit ({self.budget.budget.max_depth}): this branch ends here"
+        node.status = NodeStatus.SKIPPED
+        node.reason = reason
+        self.trace.emit(
+            "node_finished", node=node.id, tool=node.tool, summary=reason, status=node.status.value
+        )
+        return self._backtrack(node, None, reason)
 
     def _tool_env(self, llm: LLMBackend, executor: Executor, draws: SampleLedger) -> ToolEnv:
         return ToolEnv(
@@ -532,9 +550,11 @@ class TreeSearch(CandidateStage):
         return self._next_from(self.tree[target])
 
     def _auto_target(self, node_id: str, include_self: bool = False) -> str | None:
-        """Nearest ancestor with untried branches, else one that may regenerate."""
+        """Nearest ancestor with untried branches, else one that may regenerate; never one
+        whose children would lie below the depth limit."""
         chain = self.tree.path(node_id)
         ancestors = list(reversed(chain if include_self else chain[:-1]))
+        ancestors = [a for a in ancestors if not self.budget.too_deep(a.depth + 1)]
         for anc in ancestors:
             if anc.status in EXECUTED and self.tree.pending_children(anc.id):
                 return anc.id
