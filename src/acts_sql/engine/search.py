@@ -340,12 +340,15 @@ class TreeSearch(CandidateStage):
         return self._next_from(node)
 
     def _skip(self, node: NodeState, reason: str) -> str | None:
+        self._mark_skipped(node, reason)
+        return self._next_from(node)
+
+    def _mark_skipped(self, node: NodeState, reason: str) -> None:
         node.status = NodeStatus.SKIPPED
         node.reason = reason
         self.trace.emit(
             "node_finished", node=node.id, tool=node.tool, summary=reason, status=node.status.value
         )
-        return self._next_from(node)
 
     def _too_deep(self, node: NodeState) -> str | None:
         """A node below the depth limit ends its branch: skipped, then the search goes back
@@ -353,11 +356,7 @@ class TreeSearch(CandidateStage):
         if self.linear:
             raise self.budget.depth_exhausted()
         reason = f"below the depth limit ({self.budget.budget.max_depth}): this branch ends here"
-        node.status = NodeStatus.SKIPPED
-        node.reason = reason
-        self.trace.emit(
-            "node_finished", node=node.id, tool=node.tool, summary=reason, status=node.status.value
-        )
+        self._mark_skipped(node, reason)
         return self._backtrack(node, None, reason)
 
     def _tool_env(self, llm: LLMBackend, executor: Executor, draws: SampleLedger) -> ToolEnv:
