@@ -15,6 +15,7 @@ Names are unique per task (``bc_<db_id>_<random>``), so tasks run in parallel.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import re
 import shutil
 import sqlite3
@@ -32,6 +33,30 @@ from acts_sql.bench.servers import mysql_connect_kwargs, postgres_connect_kwargs
 
 OFFICIAL_PG_TIMEZONE = "Asia/Hong_Kong"
 _NAME_CHARS = re.compile(r"[^a-z0-9_]+")
+
+
+def require_drivers(dialect: Dialect, modules: tuple[str, ...]) -> None:
+    """EvaluatorSetupError naming the install command unless every driver module imports.
+
+    A server dialect needs two drivers: the harness's (it creates and drops the
+    per-task databases and runs the test cases) and the engine's (it runs the
+    candidates). Checked once, before any task or model is loaded, so that a
+    missing driver is one clear error and not one failed task per task.
+    """
+    missing = [name for name in modules if not _imports(name)]
+    if missing:
+        raise EvaluatorSetupError(
+            f"scoring {dialect.value} tasks needs the Python driver(s) {', '.join(missing)}: "
+            "pip install 'acts-sql[bench]'"
+        )
+
+
+def _imports(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
 
 
 def database_name(db_id: str) -> str:
@@ -97,6 +122,7 @@ class PostgresFactory:
     """Databases on a PostgreSQL server, created and dropped over an admin connection."""
 
     dialect = Dialect.POSTGRESQL
+    drivers = ("psycopg2", "psycopg")
 
     def __init__(self, server_url: str, *, timezone: str | None = OFFICIAL_PG_TIMEZONE) -> None:
         self.server_url = server_url
@@ -112,7 +138,9 @@ class PostgresFactory:
         return conn
 
     def check(self) -> None:
-        """EvaluatorSetupError unless the server answers and lets us create databases."""
+        """EvaluatorSetupError unless the drivers import, and the server answers and lets us
+        create databases."""
+        require_drivers(self.dialect, self.drivers)
         import psycopg2
 
         try:
@@ -191,6 +219,7 @@ class MySQLFactory:
     """Databases on a MySQL/MariaDB server."""
 
     dialect = Dialect.MYSQL
+    drivers = ("pymysql",)
     CHARSETS = ("utf8mb4 COLLATE utf8mb4_unicode_520_ci", "utf8mb4")
 
     def __init__(self, server_url: str) -> None:
@@ -204,6 +233,8 @@ class MySQLFactory:
         return pymysql.connect(autocommit=True, **kwargs)
 
     def check(self) -> None:
+        """EvaluatorSetupError unless the driver imports and the server answers."""
+        require_drivers(self.dialect, self.drivers)
         import pymysql
 
         try:

@@ -253,6 +253,7 @@ class BenchRun:
                 on_record(record)
 
         with Evaluator(self.request.options) as evaluator:
+            evaluator.check_servers(item.task.dialect for item in pending.values())
             pool, spec = self._pool(evaluator)
             pool.run(spec, pending.items(), arrived)
             engines = evaluator.engines({r.dialect for r in records.values() if r.ran})

@@ -116,6 +116,12 @@ class Evaluator:
         factory.check()
         return factory
 
+    def check_servers(self, dialects: Iterable[str]) -> None:
+        """EvaluatorSetupError now, before any task runs, when a dialect's server or drivers
+        do not work (a dialect without a server is left out: its tasks are not evaluable)."""
+        for dialect in sorted(set(dialects)):
+            self.factory(dialect)
+
     def engines(self, dialects: Iterable[str]) -> dict[str, str]:
         """The engine that scores each dialect here (to compare with the official images)."""
         found: dict[str, str] = {}
