@@ -15,7 +15,6 @@ Names are unique per task (``bc_<db_id>_<random>``), so tasks run in parallel.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import re
 import shutil
 import sqlite3
@@ -26,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from acts_sql.bench.errors import DatabaseSetupError, EvaluatorSetupError
+from acts_sql.bench.errors import DatabaseSetupError, EvaluatorSetupError, import_driver
 from acts_sql.bench.jobs import DatabaseTarget
 from acts_sql.bench.models import Dialect
 from acts_sql.bench.servers import mysql_connect_kwargs, postgres_connect_kwargs
@@ -40,23 +39,11 @@ def require_drivers(dialect: Dialect, modules: tuple[str, ...]) -> None:
 
     A server dialect needs two drivers: the harness's (it creates and drops the
     per-task databases and runs the test cases) and the engine's (it runs the
-    candidates). Checked once, before any task or model is loaded, so that a
+    candidates). Checked once, before any task runs, so that a
     missing driver is one clear error and not one failed task per task.
     """
-    missing = [name for name in modules if not _imports(name)]
-    if missing:
-        raise EvaluatorSetupError(
-            f"scoring {dialect.value} tasks needs the Python driver(s) {', '.join(missing)}: "
-            "pip install 'acts-sql[bench]'"
-        )
-
-
-def _imports(module: str) -> bool:
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        return False
-    return True
+    for module in modules:
+        import_driver(module, f"scoring {dialect.value} tasks", "bench")
 
 
 def database_name(db_id: str) -> str:

@@ -23,5 +23,22 @@ class EvaluatorSetupError(BenchError, ConfigError):
     """The evaluator cannot be set up: a server URL that does not work, a bad option."""
 
 
+class DriverMissingError(EvaluatorSetupError):
+    """A Python package the run needs (a database driver) is not installed; the message
+    names it and the extra that installs it."""
+
+
+def import_driver(module: str, purpose: str, extra: str) -> object:
+    """`module` imported, or DriverMissingError saying what needs it and how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise DriverMissingError(
+            f"{purpose} needs the Python package {module}: pip install 'acts-sql[{extra}]'"
+        ) from None
+
+
 class DatabaseSetupError(BenchError):
     """A fresh per-task database could not be created or dropped."""

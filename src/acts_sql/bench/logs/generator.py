@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from acts_sql.bench.errors import import_driver
 from acts_sql.bench.logs.catalog import (
     DEPLOYERS,
     ERROR_KINDS,
@@ -105,7 +106,7 @@ class _Deployment(BaseModel):
 
 def generate(path: Path, size: LogSize = LogSize.SMALL, seed: int = DEFAULT_SEED) -> LogDatabase:
     """Write the database to `path` (a new DuckDB file; an existing one is replaced)."""
-    import duckdb
+    duckdb: Any = import_driver("duckdb", "the log database", "duckdb")
 
     rng = random.Random(f"acts-sql-logs/{seed}")
     deployments = _deployments(rng)
@@ -137,8 +138,7 @@ def generate(path: Path, size: LogSize = LogSize.SMALL, seed: int = DEFAULT_SEED
 
 def checksum(path: Path) -> str:
     """SHA-256 over every row of every table, in key order, as the database holds them."""
-    import duckdb
-
+    duckdb: Any = import_driver("duckdb", "the log database", "duckdb")
     digest = hashlib.sha256()
     with duckdb.connect(str(path), read_only=True) as conn:
         for table in TABLES:

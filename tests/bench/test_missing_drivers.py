@@ -1,9 +1,11 @@
-"""A server dialect's Python drivers are checked once, before any task runs.
+"""A missing Python driver is one error naming the extra to install.
+
+A server dialect's drivers are checked once, before any task runs.
 
 Without them every PostgreSQL task used to fail on its own ("the method failed:
 No module named 'psycopg2'") after the model had loaded, and the run went on.
 Now the run stops at once with the install command, and a run of SQLite tasks
-does not need them.
+does not need them. The log benchmark's database (DuckDB) says the same.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from acts_sql.bench.databases import MySQLFactory, PostgresFactory, require_drivers
-from acts_sql.bench.errors import EvaluatorSetupError
+from acts_sql.bench.errors import DriverMissingError, EvaluatorSetupError
+from acts_sql.bench.logs.generator import generate
 from acts_sql.bench.models import Dialect
 from acts_sql.cli.app import app
 
@@ -66,3 +69,14 @@ def test_a_run_of_sqlite_tasks_does_not_need_them(bird_critic_dir, tmp_path, mon
     assert "psycopg2" not in result.output
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert [r["instance_id"] for r in records] == ["SQLite_4"]
+
+
+def test_the_log_benchmark_names_the_duckdb_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "duckdb", None)
+    with pytest.raises(DriverMissingError, match=r"pip install 'acts-sql\[duckdb\]'"):
+        generate(tmp_path / "logs.duckdb")
+    assert not list(tmp_path.iterdir())  # nothing half-written
+    result = CliRunner().invoke(
+        app, ["bench", "logs", "--method", "raw", "--out", str(tmp_path / "run"), "--limit", "1"]
+    )
+    assert result.exit_code == 2 and "acts-sql[duckdb]" in result.output, result.output
