@@ -44,7 +44,7 @@ each other when a core is taken).
     .venv/bin/python scripts/bench_local_llm.py [--model qwen2.5-coder-0.5b]
         [--repeat 3] [--prefix-tokens 1500] [--tail-tokens 200] [--demo]
     .venv/bin/python scripts/bench_local_llm.py --prompt-lookup --json [--lean]
-        [--model qwen2.5-coder-1.5b] [--limit N] [--out results.jsonl]
+        [--model qwen2.5-coder-1.5b] [--offset N] [--limit N] [--out results.jsonl]
     .venv/bin/python scripts/bench_local_llm.py --sampling --json [--samples 3]
         [--temperature 0.8] [--model ...] [--limit N] [--out results.jsonl]
 """
@@ -352,9 +352,15 @@ def _parted_at(first: str, second: str) -> int | None:
     )
 
 
+def chosen_prompts(prompts: list[Any], offset: int, limit: int) -> list[Any]:
+    """The prompts from the `offset`-th on, at most `limit` of them (0: all)."""
+    rest = prompts[offset:]
+    return rest[:limit] if limit else rest
+
+
 def bench_prompt_lookup(args: argparse.Namespace) -> dict[str, Any]:
     data = json.loads(LOOKUP_PROMPTS.read_text())
-    items = data["prompts"][: args.limit] if args.limit else data["prompts"]
+    items = chosen_prompts(data["prompts"], args.offset, args.limit)
     done = _resumed(args)
     off = LocalBackend(args.model, prompt_lookup=False)
     on = LocalBackend(args.model, prompt_lookup=True)
@@ -450,7 +456,7 @@ def _parses(text: str) -> bool:
 
 def bench_sampling(args: argparse.Namespace) -> dict[str, Any]:
     data = json.loads(LOOKUP_PROMPTS.read_text())
-    items = data["prompts"][: args.limit] if args.limit else data["prompts"]
+    items = chosen_prompts(data["prompts"], args.offset, args.limit)
     done = _resumed(args)
     backends = {
         "llama-cpp": LocalBackend(args.model, project_sampler=False),
@@ -538,6 +544,9 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--limit", type=int, default=0, help="the first N prompts only")
+    parser.add_argument(
+        "--offset", type=int, default=0, help="skip the first N prompts (with --limit: a slice)"
+    )
     parser.add_argument("--out", help="JSON lines per prompt; resumes from it")
     args = parser.parse_args()
     if args.lean and not args.prompt_lookup:

@@ -89,3 +89,12 @@ def test_lean_adds_a_third_answer_from_the_lookup_backend() -> None:
     assert [r.max_tokens for r in on.requests] == [64, 64]  # on, then lean
     assert row["completion_tokens_lean"] == 4 and not row["identical_lean"]
     assert "completion_tokens_lean" not in script.lookup_one(off, on, request())
+
+
+def test_offset_and_limit_choose_a_slice_of_the_prompts() -> None:
+    script = load_script("bench_local_llm")
+    prompts = [{"id": f"p{i}"} for i in range(12)]
+    ids = [p["id"] for p in script.chosen_prompts(prompts, 6, 0)]
+    assert ids == [f"p{i}" for i in range(6, 12)]  # the other 6 of a run that used --limit 6
+    assert [p["id"] for p in script.chosen_prompts(prompts, 2, 3)] == ["p2", "p3", "p4"]
+    assert script.chosen_prompts(prompts, 0, 0) == prompts
