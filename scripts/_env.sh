@@ -1,5 +1,5 @@
 # Sourced by the other scripts: makes .venv and installs the project into it.
-# Re-installs only when pyproject.toml changed since the last install.
+# Re-installs only when pyproject.toml (or LLAMA_CMAKE_ARGS) changed since the last install.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
@@ -32,6 +32,40 @@ with_progress() {
   return "$status"
 }
 
+# llama.cpp is built without llamafile's matrix kernels: a position's logits are then the
+# same, bit for bit, in a batch of up to 7 tokens as alone, so prompt lookup writes exactly
+# what plain greedy decoding writes (acts_sql.llm.local.lookup.MAX_VERIFY_BATCH).
+LLAMA_CMAKE_ARGS="-DGGML_LLAMAFILE=OFF"
+
+# Where the llama-cpp-python wheel built with LLAMA_CMAKE_ARGS is kept: pip's own wheel
+# cache ignores CMAKE_ARGS (it may hold a wheel built with llama.cpp's defaults), and the
+# build is compiled for this CPU, so the folder is named by the CPU's flags and the args.
+llama_wheel_dir() {
+  local key
+  key="$( (grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null || uname -m; echo "$LLAMA_CMAKE_ARGS") | sha256sum | cut -c1-12)"
+  echo "${ACTS_SQL_WHEEL_CACHE:-$HOME/.cache/acts-sql/wheels}/llama-$key"
+}
+
+# Installs llama-cpp-python (the version pyproject.toml pins) from that folder, building the
+# wheel there first when it is missing (about 13 minutes on 2 cores, once).
+ensure_llama_wheel() {
+  local version dir wheel
+  version="$(grep -o 'llama-cpp-python==[0-9.]*' "$ROOT/pyproject.toml" | head -1 | cut -d= -f3)"
+  dir="$(llama_wheel_dir)"
+  wheel="$(ls "$dir"/llama_cpp_python-"$version"-*.whl 2>/dev/null | head -1 || true)"
+  if [ -z "$wheel" ]; then
+    echo "building llama-cpp-python $version from source ($LLAMA_CMAKE_ARGS): about 13" \
+      "minutes on 2 cores, once; the wheel is kept in $dir" >&2
+    mkdir -p "$dir"
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_progress "building llama-cpp-python" \
+      "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+      --no-cache-dir --no-binary llama-cpp-python -w "$dir" "llama-cpp-python==$version"
+    wheel="$(ls "$dir"/llama_cpp_python-"$version"-*.whl | head -1)"
+  fi
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    --force-reinstall "$wheel"
+}
+
 ensure_venv() {
   local extras="$1"
   if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -44,8 +78,9 @@ ensure_venv() {
   fi
   local stamp="$VENV/.acts-sql-installed-$extras"
   local want
-  want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+  want="$( (cat "$ROOT/pyproject.toml"; echo "$LLAMA_CMAKE_ARGS") | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    case ",$extras," in *,local,*) ensure_llama_wheel ;; esac
     echo "installing acts-sql[$extras] into $VENV" >&2
     with_progress "installing acts-sql[$extras]" \
       "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT[$extras]"

@@ -32,6 +32,7 @@ from acts_sql.llm.local import (
     threads,
 )
 from acts_sql.llm.local import backend as local_backend
+from acts_sql.llm.local import engine as local_engine
 from acts_sql.llm.models import DEFAULT_LOCAL_MODEL, model_available
 
 # -- pure helpers -------------------------------------------------------------------------
@@ -271,6 +272,7 @@ class FakeEngine:
 def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """LocalBackend objects on a stand-in model file, loading FakeLlama instead."""
     monkeypatch.setattr(local_backend, "llama_cpp_available", lambda: True)
+    monkeypatch.setattr(local_engine, "batch_exact_build", lambda: True)  # see the tests below
     path = tmp_path / "fake.gguf"
     path.write_bytes(b"GGUF")
     state: dict[str, Any] = {
@@ -402,11 +404,54 @@ def test_a_copying_purpose_is_decoded_with_prompt_lookup(fake_model: dict[str, A
     assert text.split() == f'{{"sql": " {sql} "}}'.split()
     assert stats is not None and stats.decoder == "lookup" and stats.stopped_by == "stop"
     assert usage.completion_tokens == len(sql.split()) + 3  # {"sql": " ... "}
-    assert stats.accepted_tokens >= len(sql.split()) - 3  # the SQL came from the prompt
+    assert stats.accepted_tokens >= len(sql.split()) * 2 // 3  # most came from the prompt
     assert stats.decode_steps < usage.completion_tokens
     assert fake_model["llama"].calls == []  # llama-cpp-python's loop was not used
     ask(backend, "x")  # a plan is not a copying purpose: llama-cpp-python's loop
     assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+
+
+@needs_numpy
+def test_prompt_lookup_is_off_by_default_on_a_build_whose_batches_are_not_exact(
+    fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_model["replies"] += ["a b c", "d e f"]
+    monkeypatch.delenv("ACTS_SQL_PROMPT_LOOKUP", raising=False)
+    monkeypatch.setattr(local_engine, "batch_exact_build", lambda: False)
+    backend = LocalBackend(str(fake_model["path"]))
+    assert not backend.prompt_lookup
+    assert "llamafile" in backend.describe() and "scripts/demo.sh" in backend.describe()
+    ask(backend, "x", purpose="generate_sql")
+    assert backend.last_call is not None and backend.last_call.decoder == "llama-cpp-python"
+    monkeypatch.setenv("ACTS_SQL_PROMPT_LOOKUP", "1")  # asked for: on, whatever the build
+    forced = LocalBackend(str(fake_model["path"]))
+    assert forced.prompt_lookup and "llamafile" not in forced.describe()
+    ask(forced, "x", purpose="generate_sql")
+    assert forced.last_call is not None and forced.last_call.decoder == "lookup"
+
+
+@pytest.mark.parametrize(
+    ("info", "exact"),
+    [
+        (b"CPU : AVX2 = 1 | LLAMAFILE = 1 | OPENMP = 1 | ", False),
+        (b"CPU : AVX2 = 1 | OPENMP = 1 | REPACK = 1 | ", True),
+        (None, False),  # the call fails: not known to be exact
+    ],
+)
+def test_the_build_is_read_from_llama_cpp_system_info(
+    monkeypatch: pytest.MonkeyPatch, info: bytes | None, exact: bool
+) -> None:
+    import sys
+    import types
+
+    def system_info() -> bytes:
+        if info is None:
+            raise AttributeError("llama_print_system_info")
+        return info
+
+    fake = types.SimpleNamespace(llama_print_system_info=system_info)
+    monkeypatch.setitem(sys.modules, "llama_cpp", fake)
+    assert local_engine.batch_exact_build() is exact
 
 
 @needs_numpy

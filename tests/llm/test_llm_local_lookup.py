@@ -15,7 +15,14 @@ from acts_sql.errors import LLMError
 from acts_sql.llm.base import LLMRequest, Message
 from acts_sql.llm.local import LocalBackend, engine, llama_cpp_available, threads
 from acts_sql.llm.local.decoder import Argmax, Transcript, decode_greedy
-from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter, accept_prefix
+from acts_sql.llm.local.lookup import (
+    MAX_DRAFT,
+    MAX_VERIFY_BATCH,
+    DraftGate,
+    DraftLength,
+    NgramDrafter,
+    accept_prefix,
+)
 from acts_sql.llm.models import DEFAULT_LOCAL_MODEL, model_available
 
 # -- the drafter and the acceptance rule ------------------------------------------------
@@ -237,14 +244,29 @@ def test_a_copying_reply_needs_far_fewer_evaluations() -> None:
     decode_greedy(plain, plain.first(), transcript(plain), Argmax())
     looked = CopyingModel(PROMPT, COPY)
     drafter = NgramDrafter(PROMPT, sizes=(3, 2, 1))
+    length = DraftLength(8, most=16)  # longer drafts than the default, to show the counts
     stats = decode_greedy(
-        looked, looked.first(), transcript(looked), Argmax(), drafter, gate=OpenGate()
+        looked, looked.first(), transcript(looked), Argmax(), drafter, length, gate=OpenGate()
     )
     assert len(plain.batches) == len(COPY)  # one evaluation per token (the last is EOG)
     # 30: nothing to draft; 3 + a draft of 8, 7 confirmed (40 is an edit); 40: nothing;
     # 12 + a draft of 8, all confirmed, and 31 with it; 31: nothing (then EOG)
     assert looked.batches == [1, 9, 1, 9, 1]
     assert (stats.steps, stats.drafted, stats.accepted) == (5, 16, 15)
+
+
+@needs_numpy
+def test_by_default_no_evaluation_is_larger_than_the_exact_batch() -> None:
+    long_prompt = list(range(1, 60))
+    reply = [60, *range(3, 50), 61]  # a long copy: drafts would grow past the cap
+    looked = CopyingModel(long_prompt, reply)
+    written = transcript(looked)
+    stats = decode_greedy(
+        looked, looked.first(), written, Argmax(), NgramDrafter(long_prompt), gate=OpenGate()
+    )
+    assert written.tokens == reply
+    assert max(looked.batches) == MAX_VERIFY_BATCH == MAX_DRAFT + 1
+    assert stats.accepted > len(reply) // 2  # still mostly written from drafts
 
 
 @needs_numpy
@@ -257,7 +279,7 @@ def test_max_tokens_ends_the_reply_inside_a_draft_with_the_cache_consistent() ->
         written,
         Argmax(),
         NgramDrafter(PROMPT),
-        DraftLength(8),
+        DraftLength(8, most=16),
         gate=OpenGate(),
     )
     assert written.tokens == COPY[:7] and written.finish == "length"

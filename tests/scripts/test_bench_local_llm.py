@@ -15,10 +15,15 @@ class Answering:
     def __init__(self, text: str) -> None:
         self.text = text
         self.requests: list[LLMRequest] = []
+        self.events: list[str] = []
         self.last_call: Any = None
+
+    def reset_prompt_cache(self) -> None:
+        self.events.append("reset")
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         self.requests.append(request)
+        self.events.append("complete")
         words = self.text.split()[: request.max_tokens]
         self.last_call = SimpleNamespace(
             prompt_tokens=50,
@@ -38,15 +43,15 @@ def request() -> LLMRequest:
     )
 
 
-def test_both_modes_start_from_a_prompt_evaluated_by_a_one_token_call() -> None:
+def test_every_mode_starts_from_an_empty_cache() -> None:
     script = load_script("bench_local_llm")
     off, on = Answering("SELECT a FROM t"), Answering("SELECT a FROM t")
-    row = script.lookup_one(off, on, request())
-    # the warm-up is off's first request, one token long; then each mode answers in full
-    assert [r.max_tokens for r in off.requests] == [1, 64]
-    assert [r.max_tokens for r in on.requests] == [64]
-    assert off.requests[0].messages == on.requests[0].messages
-    assert row["identical"] and row["parted_at_char"] is None
+    row = script.lookup_one(off, on, request(), lean=True)
+    # each answer (off; on, then lean) comes right after its cache was emptied
+    assert off.events == ["reset", "complete"]
+    assert on.events == ["reset", "complete", "reset", "complete"]
+    assert [r.max_tokens for r in off.requests + on.requests] == [64, 64, 64]
+    assert row["identical"] and row["parted_at_char"] is None and row["identical_lean"]
     assert row["completion_tokens"] == row["completion_tokens_off"] == 4
 
 

@@ -63,6 +63,13 @@ def llama_cpp_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+LOOKUP_OFF_NOTE = (
+    "prompt lookup off: this llama.cpp was built with llamafile's kernels, whose batches "
+    "would change near-tied greedy tokens (scripts/demo.sh installs an exact build; "
+    "ACTS_SQL_PROMPT_LOOKUP=1 turns it on anyway)"
+)
+
+
 def require_llama_cpp(spec: str = "local:") -> None:
     """Raise LLMSpecError, saying how to install it, when llama-cpp-python is absent."""
     if not llama_cpp_available():
@@ -110,8 +117,10 @@ class LocalBackend:
     ) -> None:
         """`model` is a registry name or a .gguf path. `max_tokens` caps every
         request's own limit. `prompt_lookup` (default: ACTS_SQL_PROMPT_LOOKUP,
-        on) decodes greedy requests of `lookup_purposes` (None: of every
-        purpose; ACTS_SQL_PROMPT_LOOKUP=all says so too) with prompt lookup.
+        else on when llama.cpp was built for exact batches, see
+        :func:`~acts_sql.llm.local.engine.batch_exact_build`) decodes greedy requests of
+        `lookup_purposes` (None: of every purpose; ACTS_SQL_PROMPT_LOOKUP=all says so
+        too) with prompt lookup.
         `project_sampler` (default: on unless ACTS_SQL_SAMPLER=llama-cpp) draws
         the tokens of requests at a temperature above 0 with the project's
         decoder instead of llama-cpp-python's loop.
@@ -150,7 +159,16 @@ class LocalBackend:
         self.installer = installer
         self.progress = progress
         self.extra_buffers = extra_buffers
-        self.prompt_lookup = prompt_lookup_enabled() if prompt_lookup is None else prompt_lookup
+        chosen = prompt_lookup_enabled() if prompt_lookup is None else prompt_lookup
+        self.lookup_note = ""
+        """Why prompt lookup is off by default here ("" when it is on or was chosen)."""
+        if chosen is None:
+            from acts_sql.llm.local.engine import batch_exact_build
+
+            chosen = batch_exact_build()
+            if not chosen:
+                self.lookup_note = LOOKUP_OFF_NOTE
+        self.prompt_lookup = chosen
         self.lookup_purposes = (
             lookup_purposes_from_env()
             if lookup_purposes is PROMPT_LOOKUP_PURPOSES
@@ -175,6 +193,8 @@ class LocalBackend:
             else f"up to {self.n_threads} thread(s), as cores are free"
         )
         lookup = ", prompt lookup" if self.prompt_lookup else ""
+        if self.lookup_note:
+            lookup = f"; {self.lookup_note}"
         return (
             f"{self.title}, in process with llama.cpp ({threads}, context {self.n_ctx} "
             f"tokens{lookup})"

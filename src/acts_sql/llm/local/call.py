@@ -18,11 +18,13 @@ The project's decoder also honours the request's ``avoid``: a reply whose SQL
 repeats one the run dropped is forked away from it
 (:mod:`~acts_sql.llm.local.steering`).
 
-Both write greedy tokens by the same rules; llama.cpp's logits for a position
-evaluated in a batch differ slightly from those of the position alone (by up
-to 0.45 on the 0.5B model), so where two tokens are that close the replies can
-part, as they already do between a cold and a cached prompt
-(docs/BENCHMARKS.md, "Prompt lookup"). The llama.cpp specifics beyond the ``Llama`` object are small
+Both write greedy tokens by the same rules. With llama.cpp built without
+llamafile's kernels (what `scripts/demo.sh` installs) a position's logits in a
+verification batch are those of the position alone, so prompt lookup writes the
+same tokens; with a default build they differ slightly and prompt lookup is off
+unless asked for (``LocalBackend``). A reply also depends on what the KV cache
+held before it, as between a cold and a cached prompt (docs/BENCHMARKS.md,
+"Prompt lookup"). The llama.cpp specifics beyond the ``Llama`` object are small
 methods, so tests can stand in a fake model.
 """
 
@@ -67,9 +69,12 @@ def project_sampler_enabled() -> bool:
     return os.environ.get("ACTS_SQL_SAMPLER", "").strip().lower() != STOCK_SAMPLER
 
 
-def prompt_lookup_enabled() -> bool:
-    """ACTS_SQL_PROMPT_LOOKUP: on unless it is ``0`` (or ``off``, ``false``, ``no``)."""
-    raw = os.environ.get("ACTS_SQL_PROMPT_LOOKUP", "1").strip().lower()
+def prompt_lookup_enabled() -> bool | None:
+    """ACTS_SQL_PROMPT_LOOKUP: off when it is ``0`` (or ``off``, ``false``, ``no``), on when
+    it is set to anything else, None when it is not set (the backend decides by the build)."""
+    raw = os.environ.get("ACTS_SQL_PROMPT_LOOKUP", "").strip().lower()
+    if not raw:
+        return None
     return raw not in ("0", "off", "false", "no")
 
 

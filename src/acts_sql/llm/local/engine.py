@@ -22,14 +22,21 @@ Extra CPU buffer types
 
 Batch numerics
     Prompt lookup's reply equals plain greedy decoding only if llama.cpp
-    computes a position's logits the same in a batch as alone. It does not, in
-    any attention setting tried (``scripts/batch_numerics.py``): with a short
-    context some settings give bit-identical logits for batches of up to 7
-    tokens (flash attention), but after a prompt of the engine's usual length
-    (about 900 tokens) every setting differs, by 0.45 to 0.65 in the logits,
-    already in batches of 2. Models are loaded with
-    llama.cpp's defaults (no flash attention, F16 KV cache, the fastest here);
-    `flash_attn` and `kv_f32` exist for that measurement.
+    computes a position's logits the same in a batch as alone
+    (``scripts/batch_numerics.py`` compares them). With llama.cpp's default
+    build it does not: from 2 tokens on, F16 and F32 matrix products go to
+    llamafile's kernels (``llamafile_sgemm`` declines single rows), which sum
+    in another order, and the logits differ by 0.45 to 0.65 after a prompt of
+    the engine's usual length. Built with ``GGML_LLAMAFILE=OFF`` (what
+    `scripts/demo.sh` installs), batches of up to 7 tokens are bit-identical
+    to single steps, at 887 tokens of context, with 1 or 2 threads and an F16
+    or F32 KV cache, without flash attention (whose single-row path splits
+    long contexts across threads); from 8 tokens on another kernel path
+    differs again, hence :data:`~acts_sql.llm.local.lookup.MAX_VERIFY_BATCH`.
+    :func:`batch_exact_build` tells which build is installed. Models are
+    loaded with llama.cpp's defaults otherwise (no flash attention, F16 KV
+    cache, the fastest here); `flash_attn` and `kv_f32` exist for that
+    measurement.
 """
 
 from __future__ import annotations
@@ -120,6 +127,20 @@ def llama_class() -> type:
             return super()._init_sampler(**kwargs)
 
     return Llama
+
+
+def batch_exact_build() -> bool:
+    """Whether the installed llama.cpp was built without llamafile's matrix kernels, so
+    that a batch of up to :data:`~acts_sql.llm.local.lookup.MAX_VERIFY_BATCH` tokens gets
+    the logits of single steps (see "Batch numerics"); False when it cannot be told."""
+    try:
+        import llama_cpp
+
+        info = llama_cpp.llama_print_system_info()
+    except Exception:  # no llama.cpp, or one without the call: not known to be exact
+        return False
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return "LLAMAFILE = 1" not in text
 
 
 def load_llama(

@@ -6,8 +6,10 @@ prompt, or earlier in the reply), the tokens that followed them there are a
 good guess of what comes next. The decoder evaluates that draft in one batch
 (logits for every position) and keeps the longest prefix that greedy decoding
 would have written (:func:`accept_prefix`), so the output is the greedy one
-for the logits computed; only the number of model evaluations changes (and,
-through llama.cpp's batch numerics, a near-tie may fall the other way).
+for the logits computed; only the number of model evaluations changes. Those
+logits are the single-step ones when the batch has at most
+:data:`MAX_VERIFY_BATCH` tokens and llama.cpp is built without llamafile's
+kernels; otherwise a near-tie may fall the other way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,22 @@ from collections.abc import Callable, Sequence
 
 NGRAM_SIZES = (3, 2)
 """The n-gram lengths tried, longest first."""
+
+MAX_VERIFY_BATCH = 7
+"""The most tokens evaluated in one verification (the last written token and its draft).
+
+llama.cpp computes a position's logits bit-identically in a batch of up to 7
+tokens and alone, when it is built without llamafile's matrix kernels
+(``GGML_LLAMAFILE=OFF``, which `scripts/demo.sh` asks for) and runs without
+flash attention: both then take the same per-row dot products. From 8 tokens
+on, another kernel path gives different last bits (up to 0.47 in the logits of
+the 0.5B model at an 887-token context; ``scripts/batch_numerics.py``), and a
+near-tie could fall the other way. Capped here, prompt lookup writes exactly
+the tokens of plain greedy decoding.
+"""
+
+MAX_DRAFT = MAX_VERIFY_BATCH - 1
+"""The most drafted tokens per verification."""
 
 
 class NgramDrafter:
@@ -99,13 +117,14 @@ def accept_prefix(draft: Sequence[int], choose: Callable[[int], int]) -> tuple[i
 class DraftLength:
     """How many tokens to draft next: grows while drafts are accepted, shrinks after misses.
 
-    A fully accepted draft doubles the length (up to `most`); a miss sets it
+    A fully accepted draft doubles the length (up to `most`, by default
+    :data:`MAX_DRAFT`, so that the output stays the greedy one); a miss sets it
     to one more than what was accepted (at least `least`), so a reply that
     stops copying costs little: a rejected draft token is one more position
     in a batch, about a third of a single-token step.
     """
 
-    def __init__(self, start: int = 8, *, least: int = 1, most: int = 16) -> None:
+    def __init__(self, start: int = MAX_DRAFT, *, least: int = 1, most: int = MAX_DRAFT) -> None:
         if not 1 <= least <= start <= most:
             raise ValueError(f"need 1 <= least <= start <= most, got {least}, {start}, {most}")
         self.value = start
