@@ -34,8 +34,11 @@ with_progress() {
 
 # llama.cpp is built without llamafile's matrix kernels: a position's logits are then the
 # same, bit for bit, in a batch of up to 7 tokens as alone, so prompt lookup writes exactly
-# what plain greedy decoding writes (acts_sql.llm.local.lookup.MAX_VERIFY_BATCH).
-LLAMA_CMAKE_ARGS="-DGGML_LLAMAFILE=OFF"
+# what plain greedy decoding writes (acts_sql.llm.local.lookup.MAX_VERIFY_BATCH). The price:
+# cold prompts are read about 40 % slower (0.5B: 111 against 186 tokens/s here). Set
+# ACTS_SQL_LLAMA_CMAKE_ARGS to build otherwise ("" for llama.cpp's defaults; prompt lookup is
+# then off unless ACTS_SQL_PROMPT_LOOKUP=1).
+LLAMA_CMAKE_ARGS="${ACTS_SQL_LLAMA_CMAKE_ARGS--DGGML_LLAMAFILE=OFF}"
 
 # Where the llama-cpp-python wheel built with LLAMA_CMAKE_ARGS is kept: pip's own wheel
 # cache ignores CMAKE_ARGS (it may hold a wheel built with llama.cpp's defaults), and the

@@ -52,6 +52,8 @@ def test_the_wheel_folder_is_named_by_the_cpu_and_the_build_args(tmp_path: Path)
     assert first == again and first.startswith(f"{cache}/llama-")
     assert other != first  # another build is another wheel
     assert run("echo $LLAMA_CMAKE_ARGS", tmp_path).stdout.strip() == "-DGGML_LLAMAFILE=OFF"
+    defaults = run('echo "[$LLAMA_CMAKE_ARGS]"', tmp_path, ACTS_SQL_LLAMA_CMAKE_ARGS="")
+    assert defaults.stdout.strip() == "[]"  # llama.cpp's own defaults, asked for
 
 
 def test_the_wheel_is_built_once_with_the_args_then_only_installed(tmp_path: Path) -> None:
