@@ -75,8 +75,10 @@ def test_the_log_benchmark_names_the_duckdb_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "duckdb", None)
     with pytest.raises(DriverMissingError, match=r"pip install 'acts-sql\[duckdb\]'"):
         generate(tmp_path / "logs.duckdb")
-    assert not list(tmp_path.iterdir())  # nothing half-written
-    result = CliRunner().invoke(
-        app, ["bench", "logs", "--method", "raw", "--out", str(tmp_path / "run"), "--limit", "1"]
-    )
+    assert not (tmp_path / "logs.duckdb").exists()  # nothing half-written
+    assert not list(tmp_path.glob("*.partial"))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"correct": []}))
+    args = ["bench", "logs", "--method", "raw", "--llm", f"scripted:{script}"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--limit", "1"])
     assert result.exit_code == 2 and "acts-sql[duckdb]" in result.output, result.output
