@@ -435,6 +435,8 @@ def test_prompt_lookup_is_off_by_default_on_a_build_whose_batches_are_not_exact(
     [
         (b"CPU : AVX2 = 1 | LLAMAFILE = 1 | OPENMP = 1 | ", False),
         (b"CPU : AVX2 = 1 | OPENMP = 1 | REPACK = 1 | ", True),
+        (b"CPU : AVX2 = 1 | LLAMAFILE = 8 | OPENMP = 1 | ", True),  # patched: from 8 rows
+        (b"CPU : AVX2 = 1 | LLAMAFILE = 4 | OPENMP = 1 | ", False),  # verifications use it
         (None, False),  # the call fails: not known to be exact
     ],
 )

@@ -64,9 +64,9 @@ def llama_cpp_available() -> bool:
 
 
 LOOKUP_OFF_NOTE = (
-    "prompt lookup off: this llama.cpp was built with llamafile's kernels, whose batches "
-    "would change near-tied greedy tokens (scripts/demo.sh installs an exact build; "
-    "ACTS_SQL_PROMPT_LOOKUP=1 turns it on anyway)"
+    "prompt lookup off: this llama.cpp gives small batches to llamafile's kernels, which "
+    "would change near-tied greedy tokens (scripts/demo.sh installs a patched build that "
+    "does not; ACTS_SQL_PROMPT_LOOKUP=1 turns it on anyway)"
 )
 
 

@@ -27,12 +27,14 @@ Batch numerics
     build it does not: from 2 tokens on, F16 and F32 matrix products go to
     llamafile's kernels (``llamafile_sgemm`` declines single rows), which sum
     in another order, and the logits differ by 0.45 to 0.65 after a prompt of
-    the engine's usual length. Built with ``GGML_LLAMAFILE=OFF`` (what
-    `scripts/demo.sh` installs), batches of up to 7 tokens are bit-identical
-    to single steps, at 887 tokens of context, with 1 or 2 threads and an F16
-    or F32 KV cache, without flash attention (whose single-row path splits
-    long contexts across threads); from 8 tokens on another kernel path
-    differs again, hence :data:`~acts_sql.llm.local.lookup.MAX_VERIFY_BATCH`.
+    the engine's usual length. Without llamafile's kernels for fewer than 8
+    rows (the patched build `scripts/demo.sh` installs,
+    `scripts/patch_llama_source.py`; or the slower ``GGML_LLAMAFILE=OFF``
+    build), batches of up to 7 tokens are bit-identical to single steps, at
+    887 tokens of context, with 1 or 2 threads and an F16 or F32 KV cache,
+    without flash attention (whose single-row path splits long contexts
+    across threads); from 8 tokens on another kernel path differs again,
+    hence :data:`~acts_sql.llm.local.lookup.MAX_VERIFY_BATCH`.
     :func:`batch_exact_build` tells which build is installed. Models are
     loaded with llama.cpp's defaults otherwise (no flash attention, F16 KV
     cache, the fastest here); `flash_attn` and `kv_f32` exist for that
@@ -42,11 +44,13 @@ Batch numerics
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acts_sql.errors import LLMUnavailableError
+from acts_sql.llm.local.lookup import MAX_VERIFY_BATCH
 from acts_sql.llm.local.prompt_eval import Pace, evaluate_in_batches
 
 if TYPE_CHECKING:
@@ -130,9 +134,12 @@ def llama_class() -> type:
 
 
 def batch_exact_build() -> bool:
-    """Whether the installed llama.cpp was built without llamafile's matrix kernels, so
-    that a batch of up to :data:`~acts_sql.llm.local.lookup.MAX_VERIFY_BATCH` tokens gets
-    the logits of single steps (see "Batch numerics"); False when it cannot be told."""
+    """Whether a batch of up to :data:`~acts_sql.llm.local.lookup.MAX_VERIFY_BATCH` tokens
+    gets the logits of single steps in the installed llama.cpp (see "Batch numerics"):
+    built without llamafile's matrix kernels (no ``LLAMAFILE`` in its system info), or
+    patched to use them only from N rows on (``LLAMAFILE = N``, N above the cap;
+    `scripts/patch_llama_source.py`). ``LLAMAFILE = 1`` is the stock build; False also
+    when it cannot be told."""
     try:
         import llama_cpp
 
@@ -140,7 +147,11 @@ def batch_exact_build() -> bool:
     except Exception:  # no llama.cpp, or one without the call: not known to be exact
         return False
     text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
-    return "LLAMAFILE = 1" not in text
+    found = re.search(r"\bLLAMAFILE = (\S+)", text)
+    if found is None:
+        return True
+    rows = found.group(1)
+    return rows.isdigit() and int(rows) > MAX_VERIFY_BATCH
 
 
 def load_llama(

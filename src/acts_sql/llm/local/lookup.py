@@ -8,8 +8,8 @@ good guess of what comes next. The decoder evaluates that draft in one batch
 would have written (:func:`accept_prefix`), so the output is the greedy one
 for the logits computed; only the number of model evaluations changes. Those
 logits are the single-step ones when the batch has at most
-:data:`MAX_VERIFY_BATCH` tokens and llama.cpp is built without llamafile's
-kernels; otherwise a near-tie may fall the other way.
+:data:`MAX_VERIFY_BATCH` tokens and llama.cpp keeps llamafile's kernels
+away from such batches; otherwise a near-tie may fall the other way.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ MAX_VERIFY_BATCH = 7
 """The most tokens evaluated in one verification (the last written token and its draft).
 
 llama.cpp computes a position's logits bit-identically in a batch of up to 7
-tokens and alone, when it is built without llamafile's matrix kernels
-(``GGML_LLAMAFILE=OFF``, which `scripts/demo.sh` asks for) and runs without
-flash attention: both then take the same per-row dot products. From 8 tokens
+tokens and alone, when llamafile's matrix kernels do not take such batches
+(the patched build `scripts/demo.sh` installs gives them only 8 rows or more,
+`scripts/patch_llama_source.py`) and it runs without flash attention: both
+then take the same per-row dot products. From 8 tokens
 on, another kernel path gives different last bits (up to 0.47 in the logits of
 the 0.5B model at an 887-token context; ``scripts/batch_numerics.py``), and a
 near-tie could fall the other way. Capped here, prompt lookup writes exactly
