@@ -74,17 +74,19 @@ ensure_llama_wheel() {
       "kept in $dir" >&2
     mkdir -p "$dir"
     src="$(mktemp -d)"
-    "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
-      --no-binary :all: -d "$src" "llama-cpp-python==$version"
-    tar xzf "$src/llama_cpp_python-$version.tar.gz" -C "$src"
-    if [ -n "$LLAMA_PATCH" ]; then
-      "$VENV/bin/python" "$ROOT/scripts/patch_llama_source.py" \
-        "$src/llama_cpp_python-$version" --min-rows "$LLAMA_PATCH" >&2
-    fi
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_progress "building llama-cpp-python" \
-      "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
-      --no-cache-dir -w "$dir" "$src/llama_cpp_python-$version"
-    rm -rf "$src"
+    (
+      trap 'rm -rf "$src"' EXIT  # the sources go, whether the build worked or not
+      "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+        --no-binary :all: -d "$src" "llama-cpp-python==$version"
+      tar xzf "$src/llama_cpp_python-$version.tar.gz" -C "$src"
+      if [ -n "$LLAMA_PATCH" ]; then
+        "$VENV/bin/python" "$ROOT/scripts/patch_llama_source.py" \
+          "$src/llama_cpp_python-$version" --min-rows "$LLAMA_PATCH" >&2
+      fi
+      CMAKE_ARGS="$LLAMA_CMAKE_ARGS" with_progress "building llama-cpp-python" \
+        "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+        --no-cache-dir -w "$dir" "$src/llama_cpp_python-$version"
+    )
     wheel="$(ls "$dir"/llama_cpp_python-"$version"-*.whl | head -1)"
   fi
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \

@@ -28,6 +28,7 @@ for ((i = 1; i <= $#; i++)); do
     rm -r "${!j}/llama_cpp_python-$VERSION"
   fi
   if [ "$3" = wheel ] && [ "${!i}" = -w ]; then
+    [ -z "${FAIL_WHEEL:-}" ] || exit 1
     touch "${!j}/llama_cpp_python-$VERSION-cp311-linux.whl"
   fi
 done
@@ -109,3 +110,19 @@ def test_without_the_patch_the_sdist_is_built_as_published(tmp_path: Path) -> No
     assert next(c for c in calls if " pip wheel " in c).startswith(
         "CMAKE_ARGS=-DGGML_LLAMAFILE=OFF -m pip wheel"
     )
+
+
+def test_a_failed_build_stops_and_leaves_no_sources_behind(tmp_path: Path) -> None:
+    venv, env = install_fake_python(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    failed = run(
+        f"VENV={venv}; ensure_llama_wheel; echo went-on",
+        tmp_path,
+        FAIL_WHEEL="1",
+        TMPDIR=str(scratch),
+        **env,
+    )
+    assert failed.returncode != 0 and "went-on" not in failed.stdout
+    assert list(scratch.iterdir()) == []  # the unpacked sdist is gone
+    assert not list((tmp_path / "wheels").glob("*/*.whl"))  # and no wheel to reuse
