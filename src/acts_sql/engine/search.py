@@ -50,6 +50,7 @@ from acts_sql.db.executor import Executor
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
 from acts_sql.engine.candidate_stage import BookMemory, CandidateStage
 from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.feedback import rejection_feedback
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.prefetch import NoExecution, first_request
 from acts_sql.engine.selection import FinalChoice, final_choice
@@ -82,7 +83,6 @@ from acts_sql.tools.detect_ambiguities import branching_readings
 from acts_sql.tools.registry import TOOLS
 
 EXECUTION_TOOLS = {ToolName.INSPECT_COLUMNS, ToolName.RUN_SQL, ToolName.SPLIT_FIX_SYNTAX}
-FEEDBACK_CHARS = 1200
 
 
 class SearchOutcome(BaseModel):
@@ -578,9 +578,7 @@ class TreeSearch(CandidateStage):
         return self.tree.add_child(node.id, retry, origin="engine").id
 
     def _feedback(self) -> str:
-        lines = [f"Rejected: {' '.join(c.sql.split())} -- {c.reason}" for c in self.book.rejected()]
-        text = "\n".join(lines)
-        return text[-FEEDBACK_CHARS:]
+        return rejection_feedback([(c.sql, c.reason) for c in self.book.rejected()])
 
 
 def _renamed_nodes(plan: Plan, tree: PlanTree) -> list[PlanNode]:
