@@ -24,6 +24,9 @@ traces/). For each run, over its tasks:
 - duplicates: candidates that repeat a SQL of the task, and how many of them repeat one
   already dropped (refused, rejected or failing); replies the local model was steered away
   from a dropped SQL (`steered` of the `llm_call` event), and the forks that took;
+- feedback: `generate_sql` steps given the rejected candidates as feedback, and those whose
+  feedback starts in the middle of a line (a cut SQL; the engine cut at a character count
+  before 97ff839);
 - cost: LLM calls and their seconds by purpose, the runaway replies (ones cut at their token
   cap), and the writing rate (tokens per second) of the calls whose prompt was already in the
   KV cache (their seconds are writing: the samples of a pool, mostly), by decoder (`decoder`
@@ -187,6 +190,7 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         ):
             stats["judge verdicts"] += 1
             stats["judge accept of too few agreeing"] += 1
+    _count_feedback(stats, trace.get("tree") or [])
     stats["plans"] = len(plan_nodes)
     stats["plan nodes"] = sum(plan_nodes)
     first_plan = plan_nodes[0] if plan_nodes else 0
@@ -200,6 +204,19 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         "failures": failures,
         "time": time,
     }
+
+
+FEEDBACK_LINE_STARTS = ("Rejected: ", "(", "This candidate fails: ")
+"""How a whole first line of `generate_sql` feedback starts (engine/feedback.py, repairs)."""
+
+
+def _count_feedback(stats: Counter[str], tree: list[dict[str, Any]]) -> None:
+    """`generate_sql` steps given feedback, and those whose feedback starts mid-line."""
+    for node in tree:
+        feedback = (node.get("input") or {}).get("feedback")
+        if node.get("tool") == "generate_sql" and feedback:
+            stats["steps with feedback"] += 1
+            stats["feedback starting mid-line"] += not feedback.startswith(FEEDBACK_LINE_STARTS)
 
 
 def _count_writing(writing: Counter[str], data: dict[str, Any]) -> None:
@@ -347,6 +364,10 @@ def render(stats: dict[str, Any]) -> str:
             f"{c.get('judge accept of too few agreeing', 0)}",
         ),
         ("runaway replies (cut at their cap)", c.get("runaway replies", 0)),
+        (
+            "generate_sql feedback starting mid-line / steps given feedback",
+            f"{c.get('feedback starting mid-line', 0)} / {c.get('steps with feedback', 0)}",
+        ),
         (
             "replies steered away from a dropped SQL (forks)",
             f"{c.get('steered replies', 0)} ({c.get('forks', 0)})",

@@ -148,3 +148,23 @@ def test_repeats_of_dropped_sql_and_steered_replies_are_counted():
     counts = stats.task_stats(trace)["counts"]
     assert (counts["duplicates"], counts["repeats of a dropped SQL"]) == (2, 1)
     assert (counts["steered replies"], counts["forks"]) == (2, 3)
+
+
+def test_feedback_that_starts_mid_line_is_counted():
+    stats = _script()
+
+    def node(tool, feedback):
+        return {"tool": tool, "input": {"feedback": feedback} if feedback is not None else {}}
+
+    tree = [
+        node("generate_sql", "Rejected: SELECT 1 -- wrong"),
+        node("generate_sql", "(3 earlier rejected candidate(s) not shown)\nRejected: SELECT 2"),
+        node("generate_sql", "This candidate fails: SELECT x\nIts error: no such column"),
+        node("generate_sql", "ULL THEN 'extra' END FROM t -- wrong"),  # cut at a char count
+        node("generate_sql", ""),  # none given
+        node("generate_sql", None),
+        node("run_sql", "ULL not feedback of a generate_sql step"),
+    ]
+    counts = stats.task_stats({"trace": [], "tree": tree})["counts"]
+    assert counts["steps with feedback"] == 4
+    assert counts["feedback starting mid-line"] == 1
