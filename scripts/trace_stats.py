@@ -10,8 +10,10 @@ traces/). For each run, over its tasks:
 - candidates: distinct candidate SQL texts executed per task (repeats of a text within a task
   are duplicates), the share that ran without error, and what the failures were (syntax,
   schema, type, runtime, timeout, blocked);
-- plans: how many plans there were, how many nodes they had, and the tasks where only the
-  root of the first plan ran;
+- plans: how many plans there were, how many nodes they had, the tasks where only the
+  root of the first plan ran, and the first plans' steps that repeat an `inspect_columns` or
+  `run_sql` of their own path (the engine leaves them out since 2026-12-04; for older traces
+  they are found by rebuilding the tree from the plan);
 - choices: `choose` replies that were not valid (the engine followed the first branch);
 - echoes: replies, and candidates, in which the model copied a reason the engine gave for
   dropping a SQL ("(it fails: ...)", "(returns exactly the rows of the user's SQL ...)") into
@@ -51,6 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from acts_sql.bench.loader import read_trace, stored_trace
+from acts_sql.engine.tree import PlanTree, PlanValidationError, repair_plan
+from acts_sql.protocol import Plan
+from acts_sql.tools.registry import TOOLS
 
 CANDIDATE_PURPOSES = {"candidate", "generate_sql", "split_fix_syntax"}
 
@@ -167,6 +172,8 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         elif kind in ("plan", "plan_failed"):
             plan = data.get("nodes") or (data.get("plan") or {}).get("nodes") or []
             plan_nodes.append(len(plan))
+            if kind == "plan" and not data.get("replan"):
+                stats["plan steps repeating their path"] += _repeated_steps(data)
         elif kind == "node_started":
             started.append(event.get("node") or "")
         elif kind == "choice":
@@ -204,6 +211,18 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
         "failures": failures,
         "time": time,
     }
+
+
+def _repeated_steps(data: dict[str, Any]) -> int:
+    """Steps of the agent's plan that repeat an evidence step of their own path: what the
+    engine leaves out since it does (`repeats` of the event), else rebuilt from the plan."""
+    if "repeats" in data:
+        return len(data["repeats"])
+    try:
+        plan = Plan.model_validate(data.get("plan") or {})
+        return len(PlanTree.from_plan(repair_plan(plan, TOOLS)[0], TOOLS).repeats)
+    except (ValueError, PlanValidationError):
+        return 0
 
 
 FEEDBACK_LINE_STARTS = ("Rejected: ", "(", "This candidate fails: ")
@@ -350,6 +369,10 @@ def render(stats: dict[str, Any]) -> str:
             f"{c.get('candidates with a copied reason', 0)}",
         ),
         ("plans / nodes", f"{c.get('plans', 0)} / {c.get('plan nodes', 0)}"),
+        (
+            "first-plan steps that repeat an inspection of their path (left out since 2026-12-04)",
+            c.get("plan steps repeating their path", 0),
+        ),
         (
             "tasks where only the first plan's root ran",
             c.get("only the root of the first plan ran", 0),

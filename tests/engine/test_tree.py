@@ -96,3 +96,76 @@ def test_prompt_json_carries_status_and_results():
     text = tree.to_prompt_json("b")
     assert '"cursor": "b"' in text and '"status": "done"' in text
     assert "x" * 399 in text and "x" * 401 not in text  # summaries are clipped
+
+
+def step(id_, tool, children=(), **input_):
+    return PlanNode(id=id_, tool=tool, children=list(children), input=input_)
+
+
+def test_a_flat_plan_leaves_out_an_inspection_its_path_already_took():
+    col = {"table": "fact_collection", "column": "set_key"}
+    tree = tree_of(
+        step("a", "inspect_columns", **col),
+        step("b", "inspect_columns", table="fact_collection", column="start_date_key"),
+        step("c", "inspect_columns", **col),  # the same as a, on a's path
+        step("d", "run_sql", sql="SELECT 1"),
+        step("e", "run_sql", sql="SELECT   1"),  # whitespace aside, the same as d
+        step("f", "inspect_columns", **col),
+        node("g"),
+    )
+    assert list(tree.nodes) == ["a", "b", "d", "g"]
+    assert tree.repeats == {"c": "a", "e": "d", "f": "a"}
+    assert [tree[n].depth for n in tree.nodes] == [1, 2, 3, 4]
+    assert tree["d"].children == ["g"] and tree["b"].children == ["d"]
+
+
+def test_a_repeat_on_another_branch_is_kept():
+    col = {"table": "t", "column": "c"}
+    tree = tree_of(
+        step("a", "detect_ambiguities", ["b", "c"]),
+        step("b", "inspect_columns", **col),
+        step("c", "inspect_columns", ["c1"], **col),  # a sibling, not on b's path
+        step("c1", "inspect_columns", **col),  # on c's path: left out
+        step("x", "generate_sql", hypothesis="h"),
+    )
+    assert "b" in tree and "c" in tree and "c1" not in tree
+    assert tree.repeats == {"c1": "c"} and tree["c"].children == ["x"]
+    again = tree_of(step("a", "inspect_columns", ["b"], **col), step("b", "run_sql", sql="x"))
+    assert list(again.nodes) == ["a", "b"]  # another tool is another step
+
+
+def test_generated_steps_are_never_left_out_as_repeats():
+    fixes = [node("c", "split_fix_syntax"), node("d", "split_fix_syntax")]
+    tree = tree_of(node("a"), node("b"), *fixes)
+    assert list(tree.nodes) == ["a", "b", "c", "d"] and tree.repeats == {}
+
+
+def test_a_graft_leaves_out_what_the_target_path_already_took():
+    tree = tree_of(step("a", "inspect_columns", table="t", column="c"))
+    tops = tree.graft(
+        "a",
+        [step("x", "inspect_columns", table="t", column="c"), step("y", "run_sql", sql="q")],
+        TOOLS,
+        origin="judge",
+    )
+    assert tops == ["y"] and tree.repeats == {"x": "a"} and tree["a"].children == ["y"]
+
+
+def test_a_linked_chain_of_repeats_collapses_and_its_children_move_up():
+    """PostgreSQL_105 with the 1.5B: n1 and n3-n6 all inspect one column, each linked to
+    the next; the candidate step came at depth 7."""
+    col = {"table": "fact_collection", "column": "set_key"}
+    tree = tree_of(
+        step("n1", "inspect_columns", ["n2"], **col),
+        step("n2", "inspect_columns", ["n3"], table="fact_collection", column="start_date_key"),
+        step("n3", "inspect_columns", ["n4"], **col),
+        step("n4", "inspect_columns", ["n5"], **col),
+        step("n5", "inspect_columns", ["n6", "n7"], **col),
+        step("n6", "inspect_columns", **col),
+        node("n7"),
+        cursor="n1",
+    )
+    assert list(tree.nodes) == ["n1", "n2", "n7"]
+    assert tree.repeats == {"n3": "n1", "n4": "n1", "n5": "n1", "n6": "n1"}
+    assert tree["n2"].children == ["n7"] and tree["n7"].parent == "n2"
+    assert tree["n7"].depth == 3

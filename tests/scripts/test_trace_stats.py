@@ -168,3 +168,23 @@ def test_feedback_that_starts_mid_line_is_counted():
     counts = stats.task_stats({"trace": [], "tree": tree})["counts"]
     assert counts["steps with feedback"] == 4
     assert counts["feedback starting mid-line"] == 1
+
+
+def test_plan_steps_repeating_their_path_are_counted_in_old_and_new_traces():
+    stats = _script()
+    col = {"table": "t", "column": "c"}
+    old_plan = {
+        "cursor": "a",
+        "nodes": [
+            {"id": "a", "tool": "inspect_columns", "input": col, "children": []},
+            {"id": "b", "tool": "inspect_columns", "input": col, "children": []},
+            {"id": "c", "tool": "generate_sql", "input": {}, "children": []},
+        ],
+    }
+    old = {"kind": "plan", "data": {"plan": old_plan}}  # before the engine left them out
+    new = {"kind": "plan", "data": {"plan": old_plan, "repeats": {"b": "a", "x": "a"}}}
+    replan = {"kind": "plan", "data": {"plan": old_plan, "replan": True}}
+    count = "plan steps repeating their path"
+    assert stats.task_stats({"trace": [old]})["counts"][count] == 1
+    assert stats.task_stats({"trace": [new]})["counts"][count] == 2
+    assert stats.task_stats({"trace": [replan]})["counts"][count] == 0

@@ -235,6 +235,8 @@ class TreeSearch(CandidateStage):
             summary = f"{len(tree)} node(s)"
             if chained:
                 summary += f", {len(chained)} listed without links chained in order"
+            if tree.repeats:
+                summary += f", {len(tree.repeats)} repeated step(s) left out"
             if repairs:
                 summary += f", {len(repairs)} flaw(s) repaired"
             event = PlanEvent(
@@ -244,6 +246,7 @@ class TreeSearch(CandidateStage):
                     "plan": reply.value.model_dump(),
                     "attempts": reply.attempts,
                     "chained": chained,
+                    "repeats": dict(tree.repeats),
                     "repairs": repairs,
                 },
             )

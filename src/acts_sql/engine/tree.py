@@ -19,6 +19,9 @@ from acts_sql.protocol import Plan, PlanNode
 
 SUMMARY_CHARS_IN_PROMPT = 400
 
+REPEATABLE_EVIDENCE = frozenset({"inspect_columns", "run_sql"})
+"""Tools whose step, given the same input, finds the same thing again on one path."""
+
 
 class NodeStatus(StrEnum):
     PENDING = "pending"
@@ -166,6 +169,8 @@ class PlanTree:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeState] = {}
         self.root: str | None = None
+        self.repeats: dict[str, str] = {}
+        """Planned steps left out, each with the node on its path that takes it already."""
 
     @classmethod
     def from_plan(cls, plan: Plan, known_tools: Iterable[str]) -> PlanTree:
@@ -187,7 +192,7 @@ class PlanTree:
                 previous = node.id
                 continue
             top = _top_of(plan, node.id)
-            if top in tree.nodes:
+            if top in tree.nodes or top in tree.repeats:
                 continue
             tree.nodes[previous].children.append(top)
             tree._insert_subtree(plan, top, previous, origin="plan:chained")
@@ -195,12 +200,47 @@ class PlanTree:
         return tree
 
     def _insert_subtree(self, plan: Plan, top: str, parent: str | None, origin: str) -> None:
-        by_id = {n.id: n for n in plan.nodes}
-        stack: list[tuple[str, str | None]] = [(top, parent)]
+        self._insert_forest({n.id: n for n in plan.nodes}, [top], parent, origin)
+
+    def _insert_forest(
+        self, by_id: dict[str, PlanNode], tops: list[str], parent: str | None, origin: str
+    ) -> None:
+        """Insert `tops` (already listed among `parent`'s children) and their descendants.
+
+        A node that repeats an evidence step of its own path (see :meth:`repeat_of`) is
+        left out and its children take its place under its parent."""
+        stack: list[tuple[str, str | None]] = [(top, parent) for top in reversed(tops)]
         while stack:
             node_id, under = stack.pop()
-            self._insert(by_id[node_id], under, origin=origin)
-            stack.extend((c, node_id) for c in reversed(by_id[node_id].children))
+            node = by_id[node_id]
+            same = self.repeat_of(node, under)
+            if same is not None and under is not None:
+                siblings = self.nodes[under].children
+                at = siblings.index(node_id)
+                siblings[at : at + 1] = node.children
+                self.repeats[node_id] = same
+                stack.extend((c, under) for c in reversed(node.children))
+                continue
+            self._insert(node, under, origin=origin)
+            stack.extend((c, node_id) for c in reversed(node.children))
+
+    def repeat_of(self, node: PlanNode, parent: str | None) -> str | None:
+        """The node on the path down to `parent` that already took `node`'s step.
+
+        Only a tool in :data:`REPEATABLE_EVIDENCE` with the same input (whitespace
+        aside) counts: it would read the same rows again, costing a node, a level of
+        depth and prompt length. Weak planners list one inspection several times
+        (six `inspect_columns` of one column in one plan)."""
+        if node.tool not in REPEATABLE_EVIDENCE:
+            return None
+        key = _step_key(node.tool, node.input)
+        current = parent
+        while current is not None:
+            state = self.nodes[current]
+            if _step_key(state.tool, state.input) == key:
+                return current
+            current = state.parent
+        return None
 
     def _insert(self, node: PlanNode, parent: str | None, origin: str) -> NodeState:
         depth = 1 if parent is None else self.nodes[parent].depth + 1
@@ -241,13 +281,10 @@ class PlanTree:
         by_id = {n.id: n for n in nodes}
         referenced = {c for n in nodes for c in n.children}
         tops = [n.id for n in nodes if n.id not in referenced]
-        stack = [(top, parent) for top in reversed(tops)]
+        before = len(self.nodes[parent].children)
         self.nodes[parent].children.extend(tops)
-        while stack:
-            node_id, under = stack.pop()
-            self._insert(by_id[node_id], under, origin)
-            stack.extend((c, node_id) for c in reversed(by_id[node_id].children))
-        return tops
+        self._insert_forest(by_id, tops, parent, origin)
+        return self.nodes[parent].children[before:]
 
     def fresh_id(self, base: str) -> str:
         if base not in self.nodes:
@@ -360,6 +397,12 @@ class PlanTree:
 
     def snapshot(self) -> list[dict[str, Any]]:
         return [n.model_dump(mode="json") for n in self.nodes.values()]
+
+
+def _step_key(tool: str, step_input: dict[str, Any]) -> str:
+    """A step's tool and input, strings with their whitespace collapsed."""
+    same = {k: " ".join(v.split()) if isinstance(v, str) else v for k, v in step_input.items()}
+    return tool + json.dumps(same, sort_keys=True, default=str)
 
 
 def _top_of(plan: Plan, node_id: str) -> str:
