@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from acts_sql.db.connect import open_database
 from acts_sql.demo import demo_db_path
 from acts_sql.tools.base import ToolCall, ToolEnv
@@ -63,6 +65,34 @@ def test_inspect_columns_without_a_column_looks_at_the_users_condition_columns_f
         ("products", "category"),
         ("products", "name"),
     ]  # the join and the filter before the selected columns; at most four
+
+
+@pytest.mark.parametrize(
+    ("user_sql", "expected"),
+    [
+        (
+            "UPDATE products SET unit_price = unit_price * 2 WHERE category = 'Electronics'",
+            {("products", "category"), ("products", "unit_price")},
+        ),
+        (
+            "DELETE FROM sales WHERE product_id IN (SELECT product_id FROM products"
+            " WHERE category = 'Toys')",
+            {("sales", "product_id"), ("products", "product_id"), ("products", "category")},
+        ),
+        (
+            "UPDATE sales AS s SET quantity = 0 FROM products AS p"
+            " WHERE s.product_id = p.product_id AND p.name = 'x'",
+            {("sales", "product_id"), ("products", "product_id"), ("products", "name")},
+        ),
+    ],
+)
+def test_inspect_columns_without_a_column_reads_an_update_or_delete_too(user_sql, expected):
+    outcome = TOOLS["inspect_columns"].run(
+        env(original_sql=user_sql), ToolCall(node_id="n1", input={})
+    )
+    assert outcome.status == "done", outcome.summary
+    inspected = {(r["table"], r["column"]) for r in outcome.output["columns"]}
+    assert expected <= inspected
 
 
 def test_inspect_columns_without_a_column_or_a_readable_sql_fails_saying_what_to_give():

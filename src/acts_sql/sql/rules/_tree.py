@@ -50,10 +50,13 @@ def outcome(
 
 
 class Resolver:
-    """Which schema table each column of one statement reads, through its scopes."""
+    """Which schema table each column of one statement reads, through its scopes; in an
+    UPDATE or DELETE, a column outside any SELECT belongs to the target table or to a table
+    of its FROM (UPDATE) or USING (DELETE)."""
 
     def __init__(self, statement: exp.Expr, facts: SchemaFacts) -> None:
         self.facts = facts
+        self._dml_tables = _dml_tables(statement)
         self.scopes: list[Scope] = list(traverse_scope(statement))
         self._scope_of: dict[int, Scope] = {}
         self._by_query: dict[int, Scope] = {id(s.expression): s for s in self.scopes}
@@ -74,7 +77,7 @@ class Resolver:
         """The FROM table `column` reads and its facts, when the schema has both."""
         scope = self.scope_of(column)
         if scope is None:
-            return None
+            return self._dml_source(column)
         qualifier = column.table
         if qualifier:
             return self._table(scope, qualifier)
@@ -90,12 +93,38 @@ class Resolver:
         found = self.source(column)
         return found[1] if found else None
 
+    def _dml_source(self, column: exp.Column) -> tuple[exp.Table, TableFact] | None:
+        if not self._dml_tables or column.find_ancestor(exp.Select) is not None:
+            return None
+        known = [(t, f) for t in self._dml_tables if (f := self.facts.table(t.name)) is not None]
+        qualifier = column.table.lower()
+        if qualifier:
+            owners = [(t, f) for t, f in known if t.alias_or_name.lower() == qualifier]
+        else:
+            owners = [(t, f) for t, f in known if f.column(column.name) is not None]
+        return owners[0] if len(owners) == 1 else None
+
     def _table(self, scope: Scope, name: str) -> tuple[exp.Table, TableFact] | None:
         entry = _selected(scope, name)
         if entry is None or not isinstance(entry, exp.Table):
             return None
         fact = self.facts.table(entry.name)
         return (entry, fact) if fact is not None else None
+
+
+def _dml_tables(statement: exp.Expr) -> list[exp.Table]:
+    """An UPDATE's or DELETE's target table, then the tables of its FROM or USING."""
+    if not isinstance(statement, exp.Update | exp.Delete) or not isinstance(
+        statement.this, exp.Table
+    ):
+        return []
+    extra: list[exp.Table] = []
+    for key in ("from_", "from", "using"):
+        part = statement.args.get(key)
+        for node in part if isinstance(part, list) else [part]:
+            if isinstance(node, exp.Expr):  # find_all yields the node itself first
+                extra.extend(node.find_all(exp.Table))
+    return [statement.this, *extra]
 
 
 def _selected(scope: Scope, name: str) -> object | None:
