@@ -20,7 +20,8 @@ traces/). For each run, over its tasks:
   its own SQL;
 - judge: verdicts, "accept" replies whose reason says the candidate is wrong, those whose
   reason is mostly copied (from the issue, the prompt or a rejection), and "accept" replies
-  the engine withdrew because too few candidates agree on the result;
+  the engine withdrew because too few candidates agree on the result, and "accept" replies
+  whose reason vouches for the user's SQL instead of the candidate;
 - outcome: tasks accepted, accepted but failed (wrong acceptances), and tasks whose final SQL
   is the issue SQL itself (whitespace and case aside);
 - duplicates: candidates that repeat a SQL of the task, and how many of them repeat one
@@ -52,6 +53,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from acts_sql.agent.consistency import endorsement_phrase
 from acts_sql.bench.loader import read_trace, stored_trace
 from acts_sql.engine.tree import PlanTree, PlanValidationError, repair_plan
 from acts_sql.protocol import Plan
@@ -119,6 +121,19 @@ def _failure_kind(data: dict[str, Any], kinds: dict[str, str]) -> str:
     return "runtime"
 
 
+def _vouches(data: dict[str, Any]) -> bool:
+    """A judge reply that says "accept" with a reason vouching for the user's SQL ("already
+    correct and does not need any changes"); the engine withdraws such accepts since
+    2026-12-04, and this finds them in older traces too."""
+    try:
+        reply = json.loads(data.get("response") or "")
+    except ValueError:
+        return False
+    if not isinstance(reply, dict) or reply.get("verdict") != "accept":
+        return False
+    return endorsement_phrase(str(reply.get("reason") or "")) is not None
+
+
 def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
     events = trace.get("trace") or []
     stats: Counter[str] = Counter()
@@ -156,6 +171,8 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
                 stats["steered replies"] += 1
                 stats["forks"] += data["steered"]
             stats["replies with a copied reason"] += bool(_ECHO.search(data.get("response") or ""))
+            if event.get("purpose") == "judge":
+                stats["judge accepts vouching for the user's SQL"] += _vouches(data)
             _count_writing(writing, data)
         elif kind == "candidate" and not data.get("duplicate"):
             _count_candidate(stats, failures, seen, data.get("sql") or "", data, kinds)
@@ -385,6 +402,10 @@ def render(stats: dict[str, Any]) -> str:
             f"{c.get('judge accept contradicted by its reason', 0)} / "
             f"{c.get('judge accept with a copied reason', 0)} / "
             f"{c.get('judge accept of too few agreeing', 0)}",
+        ),
+        (
+            'judge "accept" replies vouching for the user\'s SQL (withdrawn since 2026-12-04)',
+            c.get("judge accepts vouching for the user's SQL", 0),
         ),
         ("runaway replies (cut at their cap)", c.get("runaway replies", 0)),
         (

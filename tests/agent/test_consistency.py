@@ -9,6 +9,7 @@ from acts_sql.agent.consistency import (
     contradicts_acceptance,
     copied_from,
     copied_share,
+    endorsement_phrase,
     fault_phrase,
 )
 
@@ -95,3 +96,35 @@ def test_copied_share_counts_only_runs_of_words_in_order():
     assert copied_share("theta eta zeta epsilon delta gamma beta alpha", [source]) == 0.0
     half = "alpha beta gamma delta epsilon one two three four five"
     assert copied_share(half, [source]) == 0.5
+
+
+# Reasons a judge gave for an "accept" that speak for the user's SQL, not the candidate
+# (the first four are 1.5B judge replies from the kept runs).
+ENDORSEMENTS = [
+    "The user's SQL statement is already correct and does not need any changes.",
+    "The user's SQL is correct and does not need any changes. The query correctly identifies "
+    "tables in the 'public' schema.",
+    "The user's SQL statement is already using the correct syntax for the 'aggregate' "
+    "function, which is 'AVG' for average.",
+    "The user's SQL statement already includes a `GROUP BY week` clause, which is sufficient "
+    "to aggregate the concentration levels.",
+    "The original query looks fine as written.",
+    "No changes are needed to the original query.",
+]
+NOT_ENDORSEMENTS = [
+    "The user's SQL is not correct; the candidate groups by week.",
+    "The original query is wrong because it counts all bookings; the candidate checks overlap.",
+    "The user's SQL does not filter by year. The candidate adds the 2022 filter.",
+    "The candidate is correct and the user's SQL needs a GROUP BY.",
+    "The original query already returns duplicates, which the candidate removes.",
+    "Group A is correct: it lists rooms whose bookings intersect.",
+    "",
+]
+
+
+@pytest.mark.parametrize(
+    ("reason", "vouches"),
+    [(r, True) for r in ENDORSEMENTS] + [(r, False) for r in NOT_ENDORSEMENTS],
+)
+def test_a_reason_that_vouches_for_the_users_sql_is_told_from_one_that_does_not(reason, vouches):
+    assert (endorsement_phrase(reason) is not None) is vouches, (reason, endorsement_phrase(reason))

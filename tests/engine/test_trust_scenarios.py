@@ -500,3 +500,32 @@ def test_an_accept_whose_reason_is_the_groups_shown_again_is_not_an_acceptance(d
     assert result.accepted is False
     withdrawn = [e for e in of_kind(result, "judgement") if "is copied" in e.summary]
     assert len(withdrawn) == 1  # the instructions alone hold less than half of the reason
+
+
+def test_an_accept_whose_reason_vouches_for_the_users_sql_is_not_an_acceptance(demo_db, demo_tasks):
+    """Both wrong acceptances of the 1.5B on the 40 development tasks (SQLite_4, SQLite_39)
+    came with "The user's SQL statement is already correct and does not need any changes.":
+    a reason for a query that is never the answer, given for a candidate that changed it."""
+    task = demo_tasks["figure3"]
+    wrong = room_query("3, 4")
+    llm = scripted(
+        {
+            "plan": [GENERATE_ONLY],
+            "correct": [raw(wrong)],
+            "generate_sql": [gen(wrong)],
+            "judge": [
+                accept(
+                    "The user's SQL statement is already correct and does not need any changes.",
+                    group="A",
+                )
+            ],
+        }
+    )
+    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+
+    assert result.accepted is False
+    withdrawn = [e for e in of_kind(result, "judgement") if "vouches for the user" in e.summary]
+    assert len(withdrawn) == 1 and "does not need any changes" in withdrawn[0].summary
+    assert withdrawn[0].data["by"] == "engine"
+    # the candidate is still what comes back (ranking), just not as an acceptance
+    assert same(result.sql, wrong)

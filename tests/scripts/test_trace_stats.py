@@ -188,3 +188,23 @@ def test_plan_steps_repeating_their_path_are_counted_in_old_and_new_traces():
     assert stats.task_stats({"trace": [old]})["counts"][count] == 1
     assert stats.task_stats({"trace": [new]})["counts"][count] == 2
     assert stats.task_stats({"trace": [replan]})["counts"][count] == 0
+
+
+def test_judge_accepts_that_vouch_for_the_users_sql_are_counted_from_the_replies():
+    stats = _script()
+
+    def judge(verdict, reason):
+        return call(
+            "judge", 900, 800, 40, 4.0, response=f'{{"reason": "{reason}", "verdict": "{verdict}"}}'
+        )
+
+    trace = {
+        "trace": [
+            judge("accept", "The user's SQL is already correct and does not need any changes."),
+            judge("reject", "The user's SQL is already correct and does not need any changes."),
+            judge("accept", "Group A lists rooms whose bookings intersect."),
+            call("judge", 900, 800, 40, 4.0, response="not json"),
+        ]
+    }
+    counts = stats.task_stats(trace)["counts"]
+    assert counts["judge accepts vouching for the user's SQL"] == 1

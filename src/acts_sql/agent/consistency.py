@@ -15,6 +15,14 @@ A reason can also say nothing of the candidate: `copied_from` finds a reason
 that is mostly copied from what the judge was shown (the issue's text, its
 instructions, the groups) or from a reason it rejected another result with.
 Such a reason is no evidence for an acceptance either.
+
+Nor is a reason that vouches for the user's SQL: `endorsement_phrase` finds a
+sentence about the user's SQL that calls it correct or says it needs no
+change ("The user's SQL statement is already correct and does not need any
+changes."). The candidate a judge accepts is never the user's SQL (the trust
+rules refuse that), so such a reason speaks for a query that is not on the
+table. With the 1.5B model both of its wrong acceptances on the 40
+development tasks came with exactly that reason.
 """
 
 from __future__ import annotations
@@ -86,6 +94,44 @@ def fault_phrase(reason: str) -> str | None:
             continue
         found = _FAULT.search(_RESOLVED.sub(" ", sentence))
         if found:
+            return found.group(0)
+    return None
+
+
+# Said of the user's SQL: it needs no change, or it is right as it stands.
+_NO_CHANGE = re.compile(
+    r"\b(does\s*n[o']t|do\s*n[o']t)\s+(need|require)\s+(any\s+)?"
+    r"(changes?|modifications?|fix(es|ing)?|corrections?|rewrit\w*)\b"
+    r"|\bno\s+(changes?|modifications?|fix(es)?|corrections?)\s+(are\s+|is\s+)?"
+    r"(needed|required|necessary)\b"
+    r"|\bneeds\s+no\b",
+    re.IGNORECASE,
+)
+_RIGHT_AS_IS = re.compile(
+    r"\b(is|are|was|seems?|looks?)\s+(already\s+)?(correct|right|fine|valid|sufficient)\b"
+    r"|\balready\s+(correct|right|fine|valid|sufficient|does\s+what|returns\s+the\s+"
+    r"(correct|right|expected|desired))\b"
+    r"|\balready\s+(uses?|using|includes?|including|has|handles?|handling)\b[^.;]*"
+    r"\b(correct|right|sufficient|needed|required|proper)\b"
+    r"|\bwhich\s+is\s+(sufficient|correct|enough)\b",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(not|n't|never|no\s+longer|in(correct|valid|sufficient))\b", re.I)
+
+
+def endorsement_phrase(reason: str) -> str | None:
+    """The phrase of `reason` that calls the user's SQL right as it is, or None.
+
+    Only a sentence about the user's SQL (and not also about the candidate)
+    counts; a sentence that negates its own praise ("is not correct") does not."""
+    for sentence in _SENTENCE.split(reason or ""):
+        if not _ABOUT_ORIGINAL.search(sentence) or _ABOUT_CANDIDATE.search(sentence):
+            continue
+        found = _NO_CHANGE.search(sentence)
+        if found:
+            return found.group(0)
+        found = _RIGHT_AS_IS.search(sentence)
+        if found and not _NEGATED.search(sentence):
             return found.group(0)
     return None
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from acts_sql.agent.baselines import raw_correction
 from acts_sql.agent.central_agent import judge_instructions
-from acts_sql.agent.consistency import copied_from, fault_phrase
+from acts_sql.agent.consistency import copied_from, endorsement_phrase, fault_phrase
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
@@ -356,13 +356,20 @@ class CandidateStage:
         return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
 
     def _unfounded(self, decision: JudgeDecision, node_id: str, shown: str) -> str | None:
-        """Why an "accept" is no acceptance: its reason says the candidate is wrong, or it is
-        mostly copied from what the judge was shown (the issue, its instructions, the groups)
-        or from a reason the judge rejected another result with
+        """Why an "accept" is no acceptance: its reason says the candidate is wrong, or it
+        vouches for the user's SQL instead of the candidate, or it is mostly copied from what
+        the judge was shown (the issue, its instructions, the groups) or from a reason the
+        judge rejected another result with
         (`acts_sql.agent.consistency`); None when the reason may stand."""
         fault = fault_phrase(decision.reason)
         if fault is not None:
             return f"its reason says the candidate is wrong ({fault!r})"
+        praise = endorsement_phrase(decision.reason)
+        if praise is not None:
+            return (
+                f"its reason vouches for the user's SQL ({praise!r}), which is never the "
+                "answer, so it says nothing of the candidate"
+            )
         sources = {
             "the issue": self.task.question,
             "the judge's instructions": judge_instructions().replace("$node", node_id),
