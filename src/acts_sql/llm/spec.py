@@ -8,7 +8,7 @@ Forms:
 - ``scripted:PATH``: canned responses from a JSON file (tests, demos).
 - ``local:NAME`` or ``local:PATH.gguf``: a GGUF model in process with
   llama-cpp-python (``acts_sql.llm.local``); ``local:`` alone is the default
-  embedded model, qwen2.5-coder-0.5b. Without llama-cpp-python: an error that
+  embedded model, qwen2.5-coder-1.5b. Without llama-cpp-python: an error that
   says ``pip install 'acts-sql[local]'``.
 - no SPEC: ``openai:`` if ``OPENAI_BASE_URL`` or ``OPENAI_API_KEY`` is set,
   otherwise the embedded local model (or, when llama-cpp-python is not

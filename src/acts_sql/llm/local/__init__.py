@@ -1,6 +1,6 @@
 """Backend ``local``: a GGUF model run in this process by llama-cpp-python.
 
-SPEC: ``local:qwen2.5-coder-0.5b`` (the default), ``local:qwen2.5-coder-1.5b``
+SPEC: ``local:qwen2.5-coder-1.5b`` (the default), ``local:qwen2.5-coder-0.5b``
 or ``local:/path/model.gguf``. Needs the ``local`` extra. Importing this
 package does not import llama-cpp-python. The modules:
 

