@@ -9,7 +9,7 @@ import pytest
 import sqlglot
 
 from acts_sql.db.url import known_schemes, parse_url, scheme_dialect
-from acts_sql.errors import ConfigError, DatabaseOpenError
+from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import all_dialects, get_dialect
 
 
@@ -110,29 +110,6 @@ def test_timeout_statements() -> None:
     assert get_dialect("sqlserver").timeout_method == "driver"
     assert get_dialect("oracle").timeout_method == "call_timeout"
     assert get_dialect("duckdb").timeout_method == "interrupt"
-
-
-@pytest.mark.parametrize(
-    ("dialect", "expected"),
-    [
-        ("postgresql", 'SELECT "c" AS "value" FROM "s"."t" ORDER BY RANDOM() LIMIT 5'),
-        ("mysql", "SELECT `c` AS `value` FROM `s`.`t` ORDER BY RAND() LIMIT 5"),
-        ("sqlserver", "SELECT TOP 5 [c] AS [value] FROM [s].[t] ORDER BY NEWID()"),
-        (
-            "oracle",
-            'SELECT "c" AS "value" FROM "s"."t" ORDER BY DBMS_RANDOM.VALUE() '
-            "FETCH FIRST 5 ROWS ONLY",
-        ),
-        ("sqlite", "SELECT `c` AS `value` FROM `s`.`t` ORDER BY RANDOM() LIMIT 5"),
-    ],
-)
-def test_sample_column_sql(dialect: str, expected: str) -> None:
-    assert get_dialect(dialect).sample_column_sql("s.t", "c", 5) == expected
-
-
-def test_sample_size_must_be_positive() -> None:
-    with pytest.raises(ConfigError):
-        get_dialect("postgresql").sample_column_sql("t", "c", 0)
 
 
 SHOP = [

@@ -198,7 +198,7 @@ def test_each_call_gets_the_time_left_or_its_own_smaller_limit() -> None:
     assert first is not None and 28.0 < first <= 29.0  # a second is kept for the end
     assert own == 2.5
     assert capped is not None and capped <= first
-    event = trace.of_kind("llm_call")[0]
+    event = next(e for e in trace.events if e.kind == "llm_call")
     assert event.data["timeout_s"] == round(first, 3)
     assert event.data["stopped_by"] == "deadline"
     assert "partial reply" in event.summary
@@ -219,7 +219,7 @@ def test_a_deadline_error_ends_the_run_as_wall_time_when_the_run_set_the_deadlin
     with pytest.raises(BudgetExhaustedError, match=r"wall time \(20 s\)") as caught:
         llm.complete(ask())
     assert caught.value.__cause__ is error
-    event = trace.of_kind("llm_call")[0]
+    event = next(e for e in trace.events if e.kind == "llm_call")
     assert event.data["ok"] is False and event.data["timeout_s"] <= 20.0
     # the request's own, smaller limit ran out: an LLM failure, not the run's time
     llm, _, _ = traced(Answer(error=error), max_seconds=20)
@@ -395,7 +395,8 @@ def test_the_trace_says_which_calls_were_samples_and_what_wrote_them() -> None:
     llm.complete(ask("generate_sql").model_copy(update={"temperature": 0.8, "seed": 1}))
     llm, plain, _ = traced(Answer(), max_seconds=30)
     llm.complete(ask())
-    greedy, sample = (e.data for e in trace.of_kind("llm_call"))
+    greedy, sample = (e.data for e in trace.events if e.kind == "llm_call")
     assert greedy["decoder"] == "lookup" and "temperature" not in greedy
     assert sample["decoder"] == "sampler" and sample["temperature"] == 0.8
-    assert "decoder" not in plain.of_kind("llm_call")[0].data  # the backend did not say
+    unsaid = next(e for e in plain.events if e.kind == "llm_call").data
+    assert "decoder" not in unsaid  # the backend did not say

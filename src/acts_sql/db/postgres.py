@@ -9,7 +9,7 @@ Rows are streamed and at most max_rows + 1 are read; the rest of the query is
 cancelled. `statement_timeout` bounds every statement.
 
 With `allow_writes=True` the executor works on a throw-away copy made with
-`CREATE DATABASE ... TEMPLATE` (see `sandbox.PostgresCopy`), with autocommit,
+`CREATE DATABASE ... TEMPLATE` (see `PostgresCopy`), with autocommit,
 and drops it at close. When no copy can be made (other sessions on the
 database, no CREATEDB privilege) it falls back to one transaction that is
 rolled back at close, each statement under a savepoint.
@@ -34,6 +34,7 @@ from acts_sql.db.executor import DEFAULT_MAX_ROWS, statement_timeout
 from acts_sql.db.guard import admit, located_statements
 from acts_sql.db.pg_errors import failure_result
 from acts_sql.db.result import ExecResult, blocked_result
+from acts_sql.db.sandbox import copy_name, register_cleanup, unregister_cleanup
 from acts_sql.db.server import ServerExecutor
 from acts_sql.db.statements import strip_leading_comments
 from acts_sql.db.url import DatabaseURL, parse_url
@@ -265,8 +266,6 @@ class PostgresExecutor(ServerExecutor):
         self._copy: Any = None
         target = self.url
         if allow_writes:
-            from acts_sql.db.sandbox import PostgresCopy
-
             if sandbox == "copy":
                 self._copy = PostgresCopy.try_create(self.url)
             if self._copy is not None:
@@ -559,3 +558,78 @@ def open_url(
     return PostgresExecutor(
         url, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes, sandbox=sandbox
     )
+
+
+# ---------------------------------------------------------------- throw-away copies
+
+
+MAINTENANCE_DATABASES = ("postgres", "template1")
+
+
+class PostgresCopy:
+    """A database made from the user's one with CREATE DATABASE ... TEMPLATE (needs CREATEDB
+    and no other session on the original; PostgreSQL waits a few seconds for them to leave,
+    then we give up and the executor falls back to a transaction that is always rolled
+    back). Dropped at `drop()`, or when the process ends (`sandbox.register_cleanup`)."""
+
+    def __init__(self, url: DatabaseURL, name: str, maintenance: str) -> None:
+        self.url = url
+        self.name = name
+        self.maintenance = maintenance
+        self._handle = register_cleanup(self.drop)
+
+    @classmethod
+    def try_create(cls, url: DatabaseURL, *, attempts: int = 1) -> PostgresCopy | None:
+        """The copy, or None when PostgreSQL refuses (other sessions, no CREATEDB)."""
+        if not url.database:
+            raise DatabaseOpenError("a PostgreSQL URL needs a database name to copy")
+        admin, maintenance = _maintenance_connection(url)
+        name = copy_name()
+        try:
+            for attempt in range(attempts):
+                try:
+                    admin.execute(
+                        f"CREATE DATABASE {_pg_quote(name)} TEMPLATE {_pg_quote(url.database)}"
+                    )
+                    return cls(url, name, maintenance)
+                except Exception as exc:
+                    state = getattr(exc, "sqlstate", None)
+                    if state == "55006" and attempt + 1 < attempts:  # others are connected
+                        time.sleep(0.5)
+                        continue
+                    if state in ("55006", "42501"):
+                        return None
+                    raise DatabaseOpenError(
+                        f"cannot copy PostgreSQL database {url.database!r} for the sandbox: "
+                        f"{str(exc).splitlines()[0]}"
+                    ) from None
+        finally:
+            admin.close()
+        return None
+
+    def drop(self) -> None:
+        """Drop the copy, ending any session still on it."""
+        unregister_cleanup(self._handle)
+        with suppress(Exception):
+            admin = connect(self.url, database=self.maintenance)
+            try:
+                admin.execute(f"DROP DATABASE IF EXISTS {_pg_quote(self.name)} WITH (FORCE)")
+            finally:
+                admin.close()
+
+
+def _maintenance_connection(url: DatabaseURL) -> tuple[Any, str]:
+    """A connection to a database other than the original (to run CREATE DATABASE)."""
+    last: DatabaseOpenError | None = None
+    for name in MAINTENANCE_DATABASES:
+        if name == url.database:
+            continue
+        try:
+            return connect(url, database=name), name
+        except DatabaseOpenError as exc:
+            last = exc
+    raise last or DatabaseOpenError("no maintenance database to connect to")
+
+
+def _pg_quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

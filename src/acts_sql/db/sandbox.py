@@ -5,10 +5,8 @@ The user's database is never written. When writes must be tried
 executor works on a copy made here and drops it at `close()`; an `atexit`
 hook drops copies still alive when the process ends.
 
-- PostgreSQL: `CREATE DATABASE <copy> TEMPLATE <original>` (needs CREATEDB and
-  no other session on the original; PostgreSQL waits a few seconds for them
-  to leave, then we give up and the executor falls back to a transaction that
-  is always rolled back).
+- PostgreSQL: `CREATE DATABASE <copy> TEMPLATE <original>`, in the engine's
+  own module (`acts_sql.db.postgres.PostgresCopy`), with these helpers.
 - MySQL/MariaDB: a scratch database on the same server; each table copied
   with `CREATE TABLE ... LIKE` + `INSERT ... SELECT`, then the views.
 - SQLite and DuckDB: a file copy in a private temp dir (`FileCopy`; DuckDB's
@@ -25,17 +23,14 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from acts_sql.db.url import DatabaseURL
 from acts_sql.errors import DatabaseOpenError
 
 COPY_PREFIX = "acts_sandbox_"
-MAINTENANCE_DATABASES = ("postgres", "template1")
 _cleanups: dict[int, Callable[[], None]] = {}
 """Live copies by id -> their drop function; emptied by close() or at exit."""
 _cleanups_lock = threading.Lock()
@@ -111,79 +106,6 @@ def sqlite_backup(source: Path, target: Path) -> None:
     finally:
         dst.close()
         src.close()
-
-
-# ---------------------------------------------------------------- PostgreSQL
-
-
-class PostgresCopy:
-    """A database made from the user's one with CREATE DATABASE ... TEMPLATE."""
-
-    def __init__(self, url: DatabaseURL, name: str, maintenance: str) -> None:
-        self.url = url
-        self.name = name
-        self.maintenance = maintenance
-        self._handle = register_cleanup(self.drop)
-
-    @classmethod
-    def try_create(cls, url: DatabaseURL, *, attempts: int = 1) -> PostgresCopy | None:
-        """The copy, or None when PostgreSQL refuses (other sessions, no CREATEDB)."""
-        if not url.database:
-            raise DatabaseOpenError("a PostgreSQL URL needs a database name to copy")
-        admin, maintenance = _maintenance_connection(url)
-        name = copy_name()
-        try:
-            for attempt in range(attempts):
-                try:
-                    admin.execute(
-                        f"CREATE DATABASE {_pg_quote(name)} TEMPLATE {_pg_quote(url.database)}"
-                    )
-                    return cls(url, name, maintenance)
-                except Exception as exc:
-                    state = getattr(exc, "sqlstate", None)
-                    if state == "55006" and attempt + 1 < attempts:  # others are connected
-                        time.sleep(0.5)
-                        continue
-                    if state in ("55006", "42501"):
-                        return None
-                    raise DatabaseOpenError(
-                        f"cannot copy PostgreSQL database {url.database!r} for the sandbox: "
-                        f"{str(exc).splitlines()[0]}"
-                    ) from None
-        finally:
-            admin.close()
-        return None
-
-    def drop(self) -> None:
-        """Drop the copy, ending any session still on it."""
-        unregister_cleanup(self._handle)
-        from acts_sql.db.postgres import connect
-
-        with suppress(Exception):
-            admin = connect(self.url, database=self.maintenance)
-            try:
-                admin.execute(f"DROP DATABASE IF EXISTS {_pg_quote(self.name)} WITH (FORCE)")
-            finally:
-                admin.close()
-
-
-def _maintenance_connection(url: DatabaseURL) -> tuple[Any, str]:
-    """A connection to a database other than the original (to run CREATE DATABASE)."""
-    from acts_sql.db.postgres import connect
-
-    last: DatabaseOpenError | None = None
-    for name in MAINTENANCE_DATABASES:
-        if name == url.database:
-            continue
-        try:
-            return connect(url, database=name), name
-        except DatabaseOpenError as exc:
-            last = exc
-    raise last or DatabaseOpenError("no maintenance database to connect to")
-
-
-def _pg_quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 # ---------------------------------------------------------------- MySQL / MariaDB

@@ -73,6 +73,3 @@ class Trace:
     def events(self) -> list[TraceEvent]:
         with self._lock:
             return list(self._events)
-
-    def of_kind(self, kind: EventKind) -> list[TraceEvent]:
-        return [e for e in self.events if e.kind == kind]

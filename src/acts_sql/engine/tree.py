@@ -303,9 +303,6 @@ class PlanTree:
             current = self.nodes[current].parent
         return list(reversed(chain))
 
-    def is_ancestor(self, ancestor: str, node_id: str) -> bool:
-        return any(n.id == ancestor for n in self.path(node_id)[:-1])
-
     def pending_children(self, node_id: str) -> list[NodeState]:
         return [
             self.nodes[c]

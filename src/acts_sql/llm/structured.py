@@ -38,8 +38,6 @@ class StructuredReply(Generic[T]):
     error: str | None
     attempts: int
     responses: list[LLMResponse] = field(default_factory=list)
-    repairs: list[str] = field(default_factory=list)
-    """Repairs applied to the accepted reply's JSON (empty when it was clean)."""
 
     @property
     def ok(self) -> bool:
@@ -75,11 +73,9 @@ def ask_json(
     for attempt in range(1, retries + 2):
         response = backend.complete(request.model_copy(update={"messages": messages}))
         responses.append(response)
-        value, repairs, problem = _read(response.text, model_cls, validate)
+        value, problem = _read(response.text, model_cls, validate)
         if value is not None:
-            return StructuredReply(
-                value=value, error=None, attempts=attempt, responses=responses, repairs=repairs
-            )
+            return StructuredReply(value=value, error=None, attempts=attempt, responses=responses)
         messages = [
             *messages,
             Message(role="assistant", content=response.text),
@@ -111,28 +107,23 @@ def describe_validation_error(error: ValidationError) -> str:
 
 def _read(
     text: str, model_cls: type[T], validate: Callable[[T], str | None] | None
-) -> tuple[T | None, list[str], str]:
-    """The validated value and repairs, or None and the problem to report."""
+) -> tuple[T | None, str]:
+    """The validated value, or None and the problem to report."""
     try:
         extraction = parse_json_object(text)
     except JsonExtractionError as exc:
-        return None, [], f"it did not contain a usable JSON object ({exc.reason})."
+        return None, f"it did not contain a usable JSON object ({exc.reason})."
     try:
         value = model_cls.model_validate(extraction.value)
     except ValidationError as exc:
-        return (
-            None,
-            [],
-            (
-                f"the JSON object does not match the required format: "
-                f"{describe_validation_error(exc)}."
-            ),
+        return None, (
+            f"the JSON object does not match the required format: {describe_validation_error(exc)}."
         )
     if validate is not None:
         complaint = validate(value)
         if complaint:
-            return None, [], complaint
-    return value, extraction.repairs, ""
+            return None, complaint
+    return value, ""
 
 
 def _describe_item(item: Any) -> str:

@@ -161,8 +161,6 @@ class Dialect(BaseModel):
     `sql_literal` (the text as a string literal). None: no safe probe."""
 
     # Sampling and reflection.
-    random_function: str = "RANDOM()"
-    """A per-row random value, for ORDER BY in sampling queries."""
     tablesample_template: str | None = None
     """A cheap table sample clause after the table name, over `percent`;
     None when the dialect has none."""
@@ -218,26 +216,6 @@ class Dialect(BaseModel):
         secs = max(0.001, round(seconds, 3))
         templates = (self.timeout_sql, *self.timeout_sql_alternatives)
         return [template.format(ms=ms, seconds=f"{secs:g}") for template in templates]
-
-    def sample_column_sql(self, table: exp.Table | str, column: str, n: int) -> str:
-        """`n` random values of `column` (as column "value"), in this dialect.
-
-        Written by acts-sql, so identifiers are quoted strictly; `table` is a
-        sqlglot table or a name split on dots (see `templates.table_expression`).
-        """
-        from acts_sql.sql.templates import table_expression  # templates imports this module
-
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ConfigError(f"sample size must be a positive integer, got {n!r}", n=n)
-        source = table if isinstance(table, exp.Table) else table_expression(table, self)
-        order = sqlglot.parse_one(self.random_function, dialect=self.sqlglot_name)
-        query = (
-            exp.select(exp.alias_(exp.column(column, quoted=True), "value", quoted=True))
-            .from_(source)
-            .order_by(order)
-            .limit(n)
-        )
-        return self.generate(query, strict_identifiers=True)
 
     def __str__(self) -> str:
         return self.name
@@ -398,7 +376,6 @@ class MySQL(Dialect):
     read_only_session_sql: tuple[str, ...] = ("SET SESSION TRANSACTION READ ONLY",)
     read_only_begin: str | None = "START TRANSACTION READ ONLY"
     syntax_probe_sql: str | None = "PREPARE {name} FROM {sql_literal}"
-    random_function: str = "RAND()"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT table_schema, table_name, "
@@ -456,7 +433,6 @@ class SQLServer(Dialect):
     timeout_method: TimeoutMethod = "driver"
     limit_style: LimitStyle = "top"
     transactional_ddl: bool = True
-    random_function: str = "NEWID()"
     tablesample_template: str | None = "TABLESAMPLE ({percent} PERCENT)"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
@@ -496,7 +472,6 @@ class Oracle(Dialect):
     timeout_method: TimeoutMethod = "call_timeout"
     limit_style: LimitStyle = "fetch_first"
     read_only_begin: str | None = "SET TRANSACTION READ ONLY"
-    random_function: str = "DBMS_RANDOM.VALUE()"
     tablesample_template: str | None = "SAMPLE ({percent})"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(

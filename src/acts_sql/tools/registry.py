@@ -23,11 +23,3 @@ TOOLS: MappingProxyType[str, Tool] = MappingProxyType(
         )
     }
 )
-
-
-def get_tool(name: str) -> Tool | None:
-    return TOOLS.get(name)
-
-
-def tool_names() -> list[str]:
-    return list(TOOLS)
