@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import LLMBackend
-from acts_sql.tools.context import TaskContext
+from acts_sql.tools.context import PathStep, TaskContext
 
 
 class PoolSettings(BaseModel):
@@ -103,16 +103,6 @@ class ToolEnv:
     pool: PoolSettings = field(default_factory=lambda: PoolSettings())
     memory: CandidateMemory | None = None
     draws: SampleLedger = field(default_factory=SampleLedger)
-
-
-class PathStep(BaseModel):
-    """One executed node on the path from the root to the current node."""
-
-    node_id: str
-    tool: str
-    description: str = ""
-    input: dict[str, Any] = Field(default_factory=dict)
-    summary: str = ""
 
 
 class ToolCall(BaseModel):

@@ -9,9 +9,9 @@ reuse its KV cache across calls.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect
@@ -22,10 +22,17 @@ from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.languages import plugin_for
 from acts_sql.sql.schema_facts import ColumnFact, SchemaFacts, TableFact
 
-if TYPE_CHECKING:
-    from acts_sql.tools.base import PathStep
-
 _PACKAGE = "acts_sql.tools"
+
+
+class PathStep(BaseModel):
+    """One executed node on the path from the root to the current node."""
+
+    node_id: str
+    tool: str
+    description: str = ""
+    input: dict[str, Any] = Field(default_factory=dict)
+    summary: str = ""
 
 
 class LanguageBrief(BaseModel):
