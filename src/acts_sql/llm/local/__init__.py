@@ -14,7 +14,8 @@ package does not import llama-cpp-python. The modules:
 ``guards``       stopping early: verbatim loops, the call's deadline
 ``prompt_eval``  the reused KV prefix; prompt batches that stop at a deadline
 ``threads``      how many threads, without polling the system on every call
-``engine``       llama-cpp-python underneath: version check, load, evaluation
+``engine``       llama-cpp-python underneath: load, evaluation
+``version``      the llama-cpp-python this package needs, and the check
 ===============  ===============================================================
 
 The embedded models' files are assembled by :mod:`acts_sql.llm.models`.
@@ -88,10 +89,10 @@ from acts_sql.llm.local.call import (
     LocalContextError,
     prompt_lookup_enabled,
 )
-from acts_sql.llm.local.engine import LLAMA_CPP_VERSION, LocalModelLoadError
 from acts_sql.llm.local.guards import DeadlineGuard, RepetitionGuard, repeating_tail
 from acts_sql.llm.local.prompt_eval import evaluate_in_batches, reused_prefix
 from acts_sql.llm.local.threads import free_cores
+from acts_sql.llm.local.version import LLAMA_CPP_VERSION, LocalModelLoadError
 
 __all__ = [
     "DEFAULT_N_CTX",

@@ -1,4 +1,4 @@
-"""llama-cpp-python underneath: the version check, loading, and the evaluation primitives.
+"""llama-cpp-python underneath: loading, and the evaluation primitives.
 
 The project reaches past llama-cpp-python's public API in a few places: the
 grammar checks of the decoders (``Llama._model``, ``LlamaGrammar._grammar``), the
@@ -6,10 +6,10 @@ decoder's batch evaluation with logits for every position and its KV-cache
 roll-back (``Llama._ctx``, ``Llama._batch``, ``input_ids``), the deadline
 between prompt batches (``Llama.eval``, ``Llama._init_sampler``). They are
 used only through this module and the grammar module, after
-:func:`checked_llama_cpp` has checked that the installed llama-cpp-python is
-the version they were written against (:data:`LLAMA_CPP_VERSION`, the one
-the ``local`` extra pins); another version is a :class:`LocalModelLoadError`
-that says so.
+:func:`~acts_sql.llm.local.version.checked_llama_cpp` has checked that the
+installed llama-cpp-python is the version they were written against
+(``LLAMA_CPP_VERSION``, the one the ``local`` extra pins); another version is a
+``LocalModelLoadError`` that says so.
 
 Extra CPU buffer types
     llama.cpp repacks weights into "extra buffer types" (AMX tiles on CPUs
@@ -49,47 +49,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acts_sql.errors import LLMUnavailableError
 from acts_sql.llm.local.lookup import MAX_VERIFY_BATCH
 from acts_sql.llm.local.prompt_eval import Pace, evaluate_in_batches
+from acts_sql.llm.local.version import LocalModelLoadError, checked_llama_cpp
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-LLAMA_CPP_VERSION = "0.3.36"
-"""The llama-cpp-python version whose internals this package uses."""
 
 CHATML = (
     "{% for message in messages %}<|im_start|>{{ message.role }}\n"
     "{{ message.content }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-
-
-class LocalModelLoadError(LLMUnavailableError):
-    """llama.cpp could not load the GGUF file (or llama-cpp-python is not the expected version)."""
-
-
-@functools.cache
-def checked_llama_cpp() -> str:
-    """The installed llama-cpp-python version, when it is :data:`LLAMA_CPP_VERSION`.
-
-    Raises LocalModelLoadError otherwise: the backend uses private parts of
-    llama-cpp-python that change between versions.
-    """
-    import llama_cpp
-
-    version = str(getattr(llama_cpp, "__version__", "unknown"))
-    if version != LLAMA_CPP_VERSION:
-        raise LocalModelLoadError(
-            f"the local backend needs llama-cpp-python {LLAMA_CPP_VERSION} (it uses its "
-            f"internals: Llama._ctx, Llama._batch, Llama._model, LlamaGrammar._grammar), "
-            f"but {version} is installed: pip install 'llama-cpp-python=={LLAMA_CPP_VERSION}'",
-            installed=version,
-            expected=LLAMA_CPP_VERSION,
-        )
-    return version
 
 
 @functools.cache

@@ -17,7 +17,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from acts_sql.llm.local.engine import checked_llama_cpp
+from acts_sql.llm.local.version import checked_llama_cpp
 
 if TYPE_CHECKING:
     import numpy as np
