@@ -25,14 +25,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
-
 from acts_sql.batch.databases import DatabaseCatalog
+from acts_sql.batch.request import BatchRequest
 from acts_sql.batch.summary import BatchSummary, summarize, write_summary
 from acts_sql.batch.tasks import BadLine, BatchJob, count_lines, read_jobs
-from acts_sql.batch.worker import BatchOutcome, BatchRecord, BatchSettings, error_record
+from acts_sql.batch.worker import BatchOutcome, BatchRecord, error_record
 from acts_sql.errors import ConfigError
-from acts_sql.scale import ExecutorKind, make_pool
+from acts_sql.scale import make_pool
 from acts_sql.scale.base import Done, TaskPool
 
 RESULTS = "results.jsonl"
@@ -46,18 +45,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 class BatchAbortedError(ConfigError):
     """The batch cannot go on (the LLM backend cannot be used); finished tasks are kept."""
-
-
-class BatchRequest(BaseModel):
-    """Everything one batch needs."""
-
-    input: Path
-    out: Path
-    databases: Path | None = None
-    settings: BatchSettings = Field(default_factory=BatchSettings)
-    executor: ExecutorKind = ExecutorKind.LOCAL
-    workers: int = Field(1, ge=1, le=256)
-    ray_address: str | None = None
 
 
 class BatchListener(Protocol):

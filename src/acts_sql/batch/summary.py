@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
+from acts_sql.batch.request import BatchRequest
 from acts_sql.batch.worker import BatchRecord
 from acts_sql.bench.report import MethodUsage, Spread, usage_lines
-
-if TYPE_CHECKING:
-    from acts_sql.batch.runner import BatchRequest
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
