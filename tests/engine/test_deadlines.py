@@ -22,14 +22,14 @@ from acts_sql import correct
 from acts_sql.db.result import ExecResult
 from acts_sql.db.sqlite import SQLiteExecutor
 from acts_sql.engine.budget import Budget, BudgetExhaustedError, BudgetTracker
-from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import (
+from acts_sql.engine.recording import (
     MIN_STATEMENT_SECONDS,
     TracedExecutor,
     TracedLLM,
     UsageLedger,
     capped_timeout,
 )
+from acts_sql.engine.trace import Trace
 from acts_sql.errors import LLMDeadlineError, LLMError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Message, Usage
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from acts_sql.agent.baselines import sql_blocks
+from acts_sql.agent.single_call import sql_blocks
 from acts_sql.llm.base import LLMBackend, LLMRequest, Message
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.llm.structured import StructuredReply, ask_json

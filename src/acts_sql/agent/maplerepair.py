@@ -8,7 +8,7 @@ the repair (MapleRepair takes the last block too).
 
 from __future__ import annotations
 
-from acts_sql.agent.baselines import sql_blocks
+from acts_sql.agent.single_call import sql_blocks
 from acts_sql.llm.base import LLMBackend, LLMRequest
 from acts_sql.llm.prompting import load_template, render
 from acts_sql.protocol import Purpose

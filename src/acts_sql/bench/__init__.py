@@ -7,7 +7,7 @@ Modules, one job each:
 - `evaluability`: can a task be scored on an empty database (its SQL creates its tables)?
 - `helpers`: the official helper functions test cases call, per dialect.
 - `databases`, `servers`: a fresh database per task (SQLite file, PostgreSQL/MariaDB database).
-- `jobs`, `task_runner`, `testcases`, `worker`, `isolation`: scoring one task in a subprocess.
+- `jobs`, `phases`, `testcases`, `worker`, `isolation`: scoring one task in a subprocess.
 - `scorer`: the verdict of a task; `evaluate`: a whole run; `report`: the reports.
 - `runner`: running a correction method over tasks (`acts-sql bench`).
 - `candidates`: every candidate of a finished run scored (generation versus selection);

@@ -27,8 +27,8 @@ from pathlib import Path
 from acts_sql.bench.databases import DatabaseFactory, FreshDatabase
 from acts_sql.bench.errors import DatabaseSetupError
 from acts_sql.bench.models import Task
+from acts_sql.bench.phases import make_helpers, reset_sqlite_file
 from acts_sql.bench.servers import database_url
-from acts_sql.bench.task_runner import make_helpers, reset_sqlite_file
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.postgres import PostgresExecutor

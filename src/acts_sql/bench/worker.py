@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from acts_sql.bench.jobs import JobOutcome, TaskJob
-from acts_sql.bench.task_runner import run_job
+from acts_sql.bench.phases import run_job
 
 _CHUNK = 1 << 16
 _PRELOAD = (

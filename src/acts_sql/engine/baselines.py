@@ -30,14 +30,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from acts_sql.agent.baselines import critique_and_rewrite, raw_correction
+from acts_sql.agent.single_call import critique_and_rewrite, raw_correction
 from acts_sql.db.executor import Executor
 from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.prefetch import first_request
+from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, emit_refusal
 from acts_sql.tools.base import PoolSettings

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acts_sql.agent.baselines import raw_correction
 from acts_sql.agent.central_agent import judge_instructions
 from acts_sql.agent.consistency import copied_from, endorsement_phrase, fault_phrase
+from acts_sql.agent.single_call import raw_correction
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
@@ -23,9 +23,9 @@ from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
 from acts_sql.engine.trust import (

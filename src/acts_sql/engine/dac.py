@@ -44,10 +44,10 @@ from acts_sql.agent.dac import (
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect, database_executor
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.translation import in_task_language
 from acts_sql.errors import ActsSqlError
 from acts_sql.sql.dialects import get_dialect

@@ -27,11 +27,11 @@ from __future__ import annotations
 from acts_sql.agent.maplerepair import repair_with_hints
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.translation import in_task_language
 from acts_sql.sql.rules import Stage
 from acts_sql.tools.context import TaskContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-from acts_sql.agent.baselines import text_to_sql
+from acts_sql.agent.single_call import text_to_sql
 from acts_sql.db.executor import Executor
 from acts_sql.db.schema import render_schema
 from acts_sql.engine.baselines import run_critic, run_raw, run_vote
@@ -15,10 +15,10 @@ from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.maplerepair import run_maplerepair
 from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
 from acts_sql.engine.prefetch import Prefetcher, default_parallel
+from acts_sql.engine.recording import TracedExecutor, TracedLLM, UsageLedger
 from acts_sql.engine.result import CorrectionResult, UsageSummary
 from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.trace import Listener, Trace
-from acts_sql.engine.traced import TracedExecutor, TracedLLM, UsageLedger
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.engine.vouch import vouched

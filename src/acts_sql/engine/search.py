@@ -53,9 +53,9 @@ from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.feedback import rejection_feedback
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.prefetch import NoExecution, first_request
+from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.selection import FinalChoice, final_choice
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import TracedExecutor, TracedLLM
 from acts_sql.engine.tree import (
     EXECUTED,
     NodeState,

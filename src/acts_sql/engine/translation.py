@@ -20,8 +20,8 @@ from __future__ import annotations
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import translate_sql
 from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.recording import TracedExecutor
 from acts_sql.engine.trace import Trace
-from acts_sql.engine.traced import TracedExecutor
 
 
 def in_task_language(
