@@ -163,6 +163,21 @@ def build_router(
 ) -> APIRouter:
     """The service's routes over one registry, catalog and set of limits."""
     router = APIRouter()
+    _add_run_routes(router, registry, catalog, limits)
+    _add_read_routes(router, registry)
+    _add_viewer_route(router, registry)
+
+    @router.get("/healthz", response_model=Health, summary="Liveness", tags=["service"])
+    async def healthz() -> Health:
+        return Health(active_runs=registry.active, max_concurrent_runs=registry.max_active)
+
+    return router
+
+
+def _add_run_routes(
+    router: APIRouter, registry: RunRegistry, catalog: DatabaseCatalog, limits: LimitsConfig
+) -> None:
+    """POST /v1/correct and /v1/generate: start a run, and wait for it unless told not to."""
 
     async def start(body: CorrectRequest | GenerateRequest) -> Response:
         run = registry.submit(run_spec(body, catalog, limits))
@@ -202,15 +217,22 @@ def build_router(
     async def post_generate(body: GenerateRequest) -> Response:
         return await start(body)
 
-    def readable(request: Request, run_id: str, key: str | None) -> Run:
-        run = registry.get(run_id)
-        if request_access(request.scope) is Access.TOKEN:
-            if run is None:
-                raise ApiError(ErrorCode.RUN_NOT_FOUND, f"no run {run_id!r} (finished runs expire)")
-            return run
-        if run is None or not check_view_key(key, run.view_key):
-            raise ApiError(ErrorCode.INVALID_KEY, "the view key does not open this run")
+
+def _readable(registry: RunRegistry, request: Request, run_id: str, key: str | None) -> Run:
+    """The run a request may read: any run with the service token, else the run its view key
+    opens."""
+    run = registry.get(run_id)
+    if request_access(request.scope) is Access.TOKEN:
+        if run is None:
+            raise ApiError(ErrorCode.RUN_NOT_FOUND, f"no run {run_id!r} (finished runs expire)")
         return run
+    if run is None or not check_view_key(key, run.view_key):
+        raise ApiError(ErrorCode.INVALID_KEY, "the view key does not open this run")
+    return run
+
+
+def _add_read_routes(router: APIRouter, registry: RunRegistry) -> None:
+    """GET /v1/runs, /v1/runs/{id} and its event stream."""
 
     @router.get(
         "/v1/runs",
@@ -236,7 +258,7 @@ def build_router(
         run_id: str,
         key: Annotated[str | None, Query(description="the run's view key")] = None,
     ) -> Response:
-        run = readable(request, run_id, key)
+        run = _readable(registry, request, run_id, key)
         if run.state is RunState.FINISHED:
             body = finished_body(run)
         else:
@@ -264,7 +286,7 @@ def build_router(
         key: Annotated[str | None, Query(description="the run's view key")] = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> StreamingResponse:
-        run = readable(request, run_id, key)
+        run = _readable(registry, request, run_id, key)
         start = 0 if after is None else after + 1
         if last_event_id is not None and last_event_id.strip().isdigit():
             start = max(start, int(last_event_id) + 1)
@@ -273,6 +295,10 @@ def build_router(
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
+
+
+def _add_viewer_route(router: APIRouter, registry: RunRegistry) -> None:
+    """GET /runs/{id}: the debugging-tree page, live while the run goes on."""
 
     @router.get(
         "/runs/{run_id}",
@@ -286,7 +312,7 @@ def build_router(
         run_id: str,
         key: Annotated[str | None, Query(description="the run's view key")] = None,
     ) -> HTMLResponse:
-        run = readable(request, run_id, key)
+        run = _readable(registry, request, run_id, key)
         if run.state is RunState.FINISHED and run.result is not None:
             page = render_html(run.result)
         else:
@@ -299,9 +325,3 @@ def build_router(
             )
         csp = content_security_policy() + "; frame-ancestors 'none'"
         return HTMLResponse(page, headers={**SECURITY_HEADERS, "Content-Security-Policy": csp})
-
-    @router.get("/healthz", response_model=Health, summary="Liveness", tags=["service"])
-    async def healthz() -> Health:
-        return Health(active_runs=registry.active, max_concurrent_runs=registry.max_active)
-
-    return router
