@@ -273,8 +273,6 @@ def _table_head(cells: list[str], numeric: int) -> list[str]:
 def render_comparison(comparison: Comparison) -> str:
     """``comparison.md``: the paper-shaped tables, then generation, selection and trust."""
     rows = comparison.rows
-    dialects = sorted({d for r in rows for d in r.by_dialect})
-    categories = sorted({c for r in rows for c in r.by_category})
     lines = [
         "# Methods side by side (BIRD-CRITIC)",
         "",
@@ -291,7 +289,23 @@ def render_comparison(comparison: Comparison) -> str:
             "joined first with `scripts/keep_run.py PART_A PART_B --join NAME --to DIR`.",
         ]
         return "\n".join(lines) + "\n"
-    lines += [
+    lines += _accuracy_tables(rows)
+    lines += _cost_table(rows)
+    lines += _trust_table(rows)
+    if comparison.baseline:
+        lines += [
+            "",
+            f"correct→broken and broken→correct are counted against `{comparison.baseline}`.",
+        ]
+    lines += _machines_note(rows)
+    return "\n".join(lines) + "\n"
+
+
+def _accuracy_tables(rows: list[ComparisonRow]) -> list[str]:
+    """Tables 1 and 2: accuracy by dialect (with the flips against the baseline), by category."""
+    dialects = sorted({d for r in rows for d in r.by_dialect})
+    categories = sorted({c for r in rows for c in r.by_category})
+    lines = [
         "",
         "### Table 1: accuracy by dialect",
         "",
@@ -318,7 +332,12 @@ def render_comparison(comparison: Comparison) -> str:
     for r in rows:
         cells = [_pct(r.by_category.get(c)) for c in categories]
         lines.append(f"| {r.name} | " + " | ".join(cells) + f" | {_pct(r.overall)} |")
-    lines += [
+    return lines
+
+
+def _cost_table(rows: list[ComparisonRow]) -> list[str]:
+    """Table 3: LLM calls, tokens and seconds per task (mean / median / p95), accepted."""
+    lines = [
         "",
         "### Table 3: cost per task (mean / median / p95)",
         "",
@@ -331,7 +350,12 @@ def render_comparison(comparison: Comparison) -> str:
             f"{s.mean:g} / {s.median:g} / {s.p95:g}" for s in (u.llm_calls, u.tokens, u.seconds)
         ]
         lines.append(f"| {r.name} | " + " | ".join(spread) + f" | {u.accepted}/{u.tasks} |")
-    lines += [
+    return lines
+
+
+def _trust_table(rows: list[ComparisonRow]) -> list[str]:
+    """Table 4: generation (any candidate passes), selection (the final one) and trust."""
+    lines = [
         "",
         "### Table 4: generation, selection and trust",
         "",
@@ -364,13 +388,7 @@ def render_comparison(comparison: Comparison) -> str:
         'selected; "candidates executing": distinct candidates that ran without error, '
         "pooled over the tasks.",
     ]
-    if comparison.baseline:
-        lines += [
-            "",
-            f"correct→broken and broken→correct are counted against `{comparison.baseline}`.",
-        ]
-    lines += _machines_note(rows)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _machines_note(rows: list[ComparisonRow]) -> list[str]:
