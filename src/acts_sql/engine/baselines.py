@@ -157,33 +157,60 @@ def run_vote(
         if task.language is not None:  # one query, maybe written in SQL (see run_raw)
             sql = in_task_language(sql, executor, trace, "vote", llm.budget)
             statements = [sql]
-        known = book.known(sql)
-        if known is not None:
-            book.add_vote(known)
-            candidate = known
-        else:
-            result = run.execute(sql)
-            shape = result_shape(sql, result, task.dialect)
-            candidate = book.add("vote", sql, result, shape, origin=origin)
-            statements_of[candidate.id] = statements
-            refusal = trust.refusal(sql, shape) if candidate.runs else None
-            if refusal:
-                book.refuse(candidate, refusal)
-        trace.emit(
-            "candidate",
-            node="vote",
-            summary=f"repeats {candidate.id}" if known else candidate.result.summary(max_rows=3),
-            sql=candidate.sql,
-            status=candidate.result.status,
-            statements=statements_of.get(candidate.id),  # what the vote returns, if it wins
-            candidate=candidate.id,
-            origin=origin,
-            duplicate=known is not None,
-            group=candidate.group,
-            verdict=candidate.verdict,
-        )
-        if known is None and candidate.verdict == "refused":
-            emit_refusal(trace, "vote", candidate)
+        _cast_vote(book, run, trace, trust, sql, statements, origin, statements_of)
+    return _vote_outcome(book, trace, pool, needed, statements_of)
+
+
+def _cast_vote(
+    book: CandidateBook,
+    run: TracedExecutor,
+    trace: Trace,
+    trust: TrustContext,
+    sql: str,
+    statements: list[str],
+    origin: str,
+    statements_of: dict[str, list[str]],
+) -> None:
+    """One sample into the book: a vote for a SQL seen before, else a new candidate, executed
+    and refused when the trust rules say so; the trace gets its `candidate` event."""
+    known = book.known(sql)
+    if known is not None:
+        book.add_vote(known)
+        candidate = known
+    else:
+        result = run.execute(sql)
+        shape = result_shape(sql, result, book.dialect)
+        candidate = book.add("vote", sql, result, shape, origin=origin)
+        statements_of[candidate.id] = statements
+        refusal = trust.refusal(sql, shape) if candidate.runs else None
+        if refusal:
+            book.refuse(candidate, refusal)
+    trace.emit(
+        "candidate",
+        node="vote",
+        summary=f"repeats {candidate.id}" if known else candidate.result.summary(max_rows=3),
+        sql=candidate.sql,
+        status=candidate.result.status,
+        statements=statements_of.get(candidate.id),  # what the vote returns, if it wins
+        candidate=candidate.id,
+        origin=origin,
+        duplicate=known is not None,
+        group=candidate.group,
+        verdict=candidate.verdict,
+    )
+    if known is None and candidate.verdict == "refused":
+        emit_refusal(trace, "vote", candidate)
+
+
+def _vote_outcome(
+    book: CandidateBook,
+    trace: Trace,
+    pool: PoolSettings,
+    needed: int,
+    statements_of: dict[str, list[str]],
+) -> SearchOutcome:
+    """The count: the largest trusted group wins, accepted when at least `needed` votes and
+    (with `needed` > 1) more than half of the samples agree on it."""
     winner = _majority(book)
     groups = [g.model_dump() for g in book.groups.values()]
     if winner is None:
@@ -197,38 +224,34 @@ def run_vote(
         )
     votes = _trusted_votes(book, winner.group)
     trace.emit("vote", node="vote", summary=f"{votes} of {pool.size} agree", winner=winner.id)
-    if votes < needed:
-        return SearchOutcome(
-            best=winner,
-            stop_reason=(
-                f"no agreement: the largest group of results that run has {votes} of "
-                f"{pool.size} samples (at least {needed} must agree)"
-            ),
-            statements=statements_of.get(winner.id),
-            candidates=list(book.candidates),
-            groups=groups,
-        )
     cast = sum(_trusted_votes(book, g.id) for g in book.groups.values())
-    if needed > 1 and 2 * votes <= pool.size:  # `min_agreement=1`: any one answer may stand
+    if votes < needed:
+        why = (
+            f"no agreement: the largest group of results that run has {votes} of "
+            f"{pool.size} samples (at least {needed} must agree)"
+        )
+    elif needed > 1 and 2 * votes <= pool.size:  # `min_agreement=1`: any one answer may stand
+        why = (
+            f"no majority: the largest group of results that run has {votes} of the "
+            f"{pool.size} samples ({cast} cast for results that run; more than half of "
+            "the samples must agree)"
+        )
+    else:
+        book.accept(winner, "the largest group of results that run")
         return SearchOutcome(
+            accepted=winner,
             best=winner,
             stop_reason=(
-                f"no majority: the largest group of results that run has {votes} of the "
-                f"{pool.size} samples ({cast} cast for results that run; more than half of "
-                "the samples must agree)"
+                f"accepted by majority vote ({votes} of {pool.size} samples agree, {votes} of "
+                f"the {cast} votes for results that run)"
             ),
             statements=statements_of.get(winner.id),
             candidates=list(book.candidates),
             groups=groups,
         )
-    book.accept(winner, "the largest group of results that run")
     return SearchOutcome(
-        accepted=winner,
         best=winner,
-        stop_reason=(
-            f"accepted by majority vote ({votes} of {pool.size} samples agree, {votes} of the "
-            f"{cast} votes for results that run)"
-        ),
+        stop_reason=why,
         statements=statements_of.get(winner.id),
         candidates=list(book.candidates),
         groups=groups,
