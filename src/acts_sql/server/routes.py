@@ -165,6 +165,7 @@ def build_router(
     router = APIRouter()
     _add_run_routes(router, registry, catalog, limits)
     _add_read_routes(router, registry)
+    _add_event_route(router, registry)
     _add_viewer_route(router, registry)
 
     @router.get("/healthz", response_model=Health, summary="Liveness", tags=["service"])
@@ -232,7 +233,7 @@ def _readable(registry: RunRegistry, request: Request, run_id: str, key: str | N
 
 
 def _add_read_routes(router: APIRouter, registry: RunRegistry) -> None:
-    """GET /v1/runs, /v1/runs/{id} and its event stream."""
+    """GET /v1/runs and /v1/runs/{id}."""
 
     @router.get(
         "/v1/runs",
@@ -264,6 +265,10 @@ def _add_read_routes(router: APIRouter, registry: RunRegistry) -> None:
         else:
             body = run_status(run).model_dump(mode="json")
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+
+def _add_event_route(router: APIRouter, registry: RunRegistry) -> None:
+    """GET /v1/runs/{id}/events: the trace as server-sent events, live or replayed."""
 
     @router.get(
         "/v1/runs/{run_id}/events",
