@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from acts_sql import correct
+from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.cli.demo import LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS, script_path
 from acts_sql.demo import demo_db_path, load_tasks
 from acts_sql.llm.base import LLMRequest, LLMResponse, Message
@@ -226,8 +226,9 @@ def bench_demo(backend: LocalBackend, max_llm_calls: int, max_seconds: float) ->
             task.question,
             task.sql,
             llm=backend,
-            max_llm_calls=max_llm_calls,
-            max_seconds=max_seconds,
+            options=CorrectionOptions(
+                budget=Budget(max_llm_calls=max_llm_calls, max_seconds=max_seconds)
+            ),
         )
         usage = result.usage
         print(

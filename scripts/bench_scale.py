@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.batch.runner import BatchRequest, run_batch
 from acts_sql.batch.tasks import BadLine, BatchJob
 from acts_sql.batch.worker import BatchRecord, BatchSettings
@@ -135,7 +135,7 @@ def parallel_gain(delay: float) -> None:
             figure3.question,
             figure3.sql,
             llm=llm,
-            parallel=parallel,
+            options=CorrectionOptions(parallel=parallel),
         )
         wall = time.perf_counter() - started
         decided = (result.sql, result.accepted, result.tree)

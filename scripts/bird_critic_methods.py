@@ -36,6 +36,7 @@ import logging
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from acts_sql.bench.candidates import CandidatesRequest, score_candidates
 from acts_sql.bench.compare import compare, load_run, write_comparison
@@ -44,7 +45,7 @@ from acts_sql.bench.runner import RECORDS, BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.llm.spec import parse_llm_spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,7 +69,7 @@ def chosen_ids(
     return ids
 
 
-def method_spec(name: str, **fields: object) -> MethodSpec:
+def method_spec(name: str, llm: str | None = None, **fields: Any) -> MethodSpec:
     """The spec of a method name such as ``acts``, ``vote`` or ``acts-no-exec-no-ambiguity``."""
     base = name
     switches: dict[str, bool] = {}
@@ -85,7 +86,7 @@ def method_spec(name: str, **fields: object) -> MethodSpec:
     except ValueError:
         known = ", ".join(m.value for m in Method)
         raise SystemExit(f"unknown method {name!r} (methods: {known})") from None
-    return MethodSpec.model_validate({"method": method, **switches, **fields})
+    return MethodSpec(llm=llm, options=CorrectionOptions.of(method=method, **switches, **fields))
 
 
 def main() -> int:

@@ -46,6 +46,7 @@ from acts_sql.bench.runner import (
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.llm.scripted import ScriptedBackend
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,13 +94,13 @@ def method_of(record: dict[str, Any], events: list[dict[str, Any]]) -> MethodSpe
     for switch in ("execution_tools", "ambiguity_detection"):
         if options.get(switch) is not None:
             fields[switch] = options[switch]
-    return MethodSpec(
+    options = CorrectionOptions.of(
         method=record["method"],
-        llm=record.get("llm"),
         candidates=record.get("candidates"),
         temperature=record.get("temperature"),
         **fields,
     )
+    return MethodSpec(llm=record.get("llm"), options=options)
 
 
 def task_dir(set_name: str, instance_id: object) -> Path:

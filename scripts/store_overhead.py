@@ -85,11 +85,13 @@ async def drive(registry: Any, spec: Any, total: int, concurrency: int) -> None:
 
 def measure(store: str, args: argparse.Namespace) -> dict[str, Any]:
     from acts_sql.demo import get_task
+    from acts_sql.engine.options import CorrectionOptions
     from acts_sql.server import create_app, load_config
     from acts_sql.server.runs import RunSpec
 
     task = get_task("figure3")
-    spec = RunSpec("correct", "demo", task.question, task.sql, "acts", None, 40, 30, 8, 300.0)
+    options = CorrectionOptions.of(max_seconds=300.0)
+    spec = RunSpec("correct", "demo", task.question, task.sql, None, options)
     with tempfile.TemporaryDirectory(prefix="acts-sql-store-") as tmp:
         path = Path(tmp) / "service.toml"
         path.write_text(config_text(store, args.concurrency, args.batch))

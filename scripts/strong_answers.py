@@ -49,7 +49,7 @@ from acts_sql.bench.runner import RECORDS, BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.llm.scripted import ScriptedBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -240,7 +240,9 @@ def main() -> int:
     options = EvalOptions(workers=1, servers=ServerURLs.resolve(args.pg_url, args.mysql_url))
     answers = {GOLD: read_solutions(args.data)}
     answers |= {m: read_predictions(examples / m) for m in models}
-    one = MethodSpec(method=Method.RAW, llm="scripted", max_llm_calls=2)
+    one = MethodSpec(
+        llm="scripted", options=CorrectionOptions.of(method=Method.RAW, max_llm_calls=2)
+    )
     runs: dict[str, dict[str, dict[str, Any]]] = {}
     for name, given in answers.items():
         runs[name] = {}
@@ -254,9 +256,10 @@ def main() -> int:
     voted: dict[str, dict[str, Any]] = {}
     ties: list[tuple[bool, bool] | None] = []
     if len(models) > 1:
-        pool = MethodSpec(
-            method=Method.VOTE, llm="scripted", candidates=len(models), max_llm_calls=len(models)
+        vote = CorrectionOptions.of(
+            method=Method.VOTE, candidates=len(models), max_llm_calls=len(models)
         )
+        pool = MethodSpec(llm="scripted", options=vote)
         for task in tasks:
             replies = [reply(answers[m].get(task)) for m in models]
             record = run_one(args.out / VOTE, task, pool, replies, args.data, options)

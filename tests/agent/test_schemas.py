@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from acts_sql import correct
+from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.agent.central_agent import (
     PLAN_MAX_NODES,
     REASON_CHARS,
@@ -50,7 +50,13 @@ def test_reasons_are_bounded_in_the_choose_and_judge_schemas():
 def test_the_plan_request_carries_the_bounded_schema(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     llm = scripted({"plan": ["not json"] * 3, "correct": ["no sql here"]})
-    correct(demo_db, task.question, task.sql, llm=llm, max_llm_calls=3)
+    correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_llm_calls=3)),
+    )
     plan = next(r for r in llm.requests if r.purpose == "plan")
     sent = plan.json_schema or {}
     assert sent["properties"]["nodes"]["maxItems"] == PLAN_MAX_NODES

@@ -13,6 +13,7 @@ from acts_sql.batch.runner import BatchAbortedError, BatchRequest, run_batch, tr
 from acts_sql.batch.worker import BatchSettings
 from acts_sql.cli.app import app
 from acts_sql.demo import demo_db_path
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.errors import ConfigError, DatabaseOpenError
 from acts_sql.scale import ThreadPool
 from batch_inputs import SCRIPT, decided, results, twelve_lines
@@ -126,7 +127,7 @@ def test_an_llm_that_cannot_be_used_stops_the_batch(tmp_path):
 def test_an_out_directory_of_another_method_is_refused(tmp_path):
     tasks, databases = twelve_lines(tmp_path)
     out = tmp_path / "out"
-    settings = BatchSettings(llm=f"scripted:{SCRIPT}", method="raw")
+    settings = BatchSettings(llm=f"scripted:{SCRIPT}", options=CorrectionOptions(method="raw"))
     run_batch(
         BatchRequest(input=tasks, out=out, databases=databases, settings=settings),
         pool=ThreadPool(1),

@@ -18,7 +18,7 @@ from acts_sql.bench.models import Status
 from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.cli.app import app
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from support import scripted
 
 IDS = ["SQLite_4", "SQLite_7", "SQLite_20"]
@@ -144,7 +144,7 @@ def test_acts_method_works_on_a_copy_of_the_prepared_database(dev_sqlite, tmp_pa
         tasks=root / "tasks" / "sqlite500.jsonl",
         gt=root / "dev",
         out=tmp_path / "acts",
-        method=MethodSpec(method=Method.ACTS, llm="scripted"),
+        method=MethodSpec(llm="scripted", options=CorrectionOptions(method=Method.ACTS)),
         filter=TaskFilter(ids=[task_id]),
     )
     report = run_bench(request, backend=backend)

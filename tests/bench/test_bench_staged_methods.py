@@ -12,7 +12,7 @@ import json
 from acts_sql.bench.compare import compare, load_run, render_comparison
 from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.selection import TaskFilter
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from support import scripted
 
 IDS = ["SQLite_4", "SQLite_7", "SQLite_20"]
@@ -25,7 +25,7 @@ def _run(root, out, method: Method, script):
         tasks=root / "tasks" / "sqlite500.jsonl",
         gt=root / "dev",
         out=out,
-        method=MethodSpec(method=method, llm="scripted"),
+        method=MethodSpec(llm="scripted", options=CorrectionOptions(method=method)),
         filter=TaskFilter(ids=IDS),
     )
     return run_bench(request, backend=backend), backend

@@ -1,8 +1,7 @@
 """Sampling options of a bench run (`--candidates`, `--temperature`) and the methods script.
 
-`acts_sql.api.correct` is replaced by a test double here: the bench passes the
-sampling options only when they are set, so it works with a `correct` that
-does not have them yet.
+`acts_sql.api.correct` is replaced by a test double here: the bench passes its
+`CorrectionOptions`, and records the sampling options only when they are set.
 """
 
 from __future__ import annotations
@@ -16,10 +15,10 @@ from typer.testing import CliRunner
 import acts_sql.bench.runner as runner_module
 from acts_sql.bench.errors import BenchDataError
 from acts_sql.bench.loader import load_dev_ids
-from acts_sql.bench.runner import BenchRequest, BenchRun, MethodSpec, run_bench
+from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.cli.app import app
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import DEFAULT_TEMPERATURE, CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from support import load_script, scripted
@@ -29,6 +28,10 @@ TASK = "SQLite_4"
 
 class FakeCorrect:
     """Stands in for `correct`: records its keyword arguments, returns the issue SQL."""
+
+    def options(self) -> CorrectionOptions:
+        """The options of the last call."""
+        return self.calls[-1]["options"]
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
@@ -40,7 +43,7 @@ class FakeCorrect:
             sql=sql,
             accepted=True,
             original_sql=sql,
-            method=str(kwargs.get("method", "acts")),
+            method=kwargs["options"].method.value,
             dialect="sqlite",
             question=question,
             statements=[sql],
@@ -66,10 +69,12 @@ def request(root: Path, out: Path, spec: MethodSpec) -> BenchRequest:
 
 
 def test_sampling_options_reach_correct_only_when_set(bird_critic_dir, fake, tmp_path):
-    spec = MethodSpec(method=Method.ACTS, llm="scripted", candidates=3, temperature=0.7)
+    spec = MethodSpec(
+        llm="scripted", options=CorrectionOptions(method=Method.ACTS, candidates=3, temperature=0.7)
+    )
     report = run_bench(request(bird_critic_dir, tmp_path / "k3", spec), backend=scripted({}))
     assert report.overall.tasks == 1
-    assert fake.calls[-1]["candidates"] == 3 and fake.calls[-1]["temperature"] == 0.7
+    assert fake.options().candidates == 3 and fake.options().temperature == 0.7
     saved = json.loads((tmp_path / "k3" / "records.jsonl").read_text())
     assert (saved["candidates"], saved["temperature"]) == (3, 0.7)
     assert saved["accepted"] and saved["status"] == "failed"  # the issue SQL: wrongly accepted
@@ -78,25 +83,15 @@ def test_sampling_options_reach_correct_only_when_set(bird_critic_dir, fake, tmp
         request(bird_critic_dir, tmp_path / "default", MethodSpec(llm="scripted")),
         backend=scripted({}),
     )
-    assert "candidates" not in fake.calls[-1] and "temperature" not in fake.calls[-1]
+    assert not {"candidates", "temperature"} & fake.options().model_fields_set
+    assert fake.options().candidates is None and fake.options().temperature == DEFAULT_TEMPERATURE
+    saved = json.loads((tmp_path / "default" / "records.jsonl").read_text())
+    assert (saved["candidates"], saved["temperature"]) == (None, None)
 
     # resuming a directory with other sampling options is refused
-    other = MethodSpec(method=Method.ACTS, llm="scripted", candidates=5, temperature=0.7)
+    other = MethodSpec(llm="scripted", options=CorrectionOptions(candidates=5, temperature=0.7))
     with pytest.raises(BenchDataError, match="candidates=3"):
         run_bench(request(bird_critic_dir, tmp_path / "k3", other), backend=scripted({}))
-
-
-def test_a_correct_without_the_options_fails_before_the_first_task(
-    bird_critic_dir, monkeypatch, tmp_path
-):
-    def strict(executor, question, sql, *, method=None, llm=None):  # an older `correct`
-        raise AssertionError("not called")
-
-    monkeypatch.setattr(runner_module, "correct", strict)
-    spec = MethodSpec(llm="scripted", temperature=0.2)
-    with pytest.raises(BenchDataError, match="temperature"):
-        BenchRun(request(bird_critic_dir, tmp_path / "t", spec), backend=scripted({}))
-    BenchRun(request(bird_critic_dir, tmp_path / "t", MethodSpec(llm="scripted")), scripted({}))
 
 
 def test_cli_passes_candidates_and_temperature(bird_critic_dir, fake, tmp_path):
@@ -123,7 +118,7 @@ def test_cli_passes_candidates_and_temperature(bird_critic_dir, fake, tmp_path):
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert (fake.calls[-1]["candidates"], fake.calls[-1]["temperature"]) == (4, 0.9)
+    assert (fake.options().candidates, fake.options().temperature) == (4, 0.9)
     bad = CliRunner().invoke(app, [*args[:-4], "--candidates", "0"])
     assert bad.exit_code == 2
 
@@ -152,9 +147,10 @@ def test_script_picks_a_slice_of_the_dev_tasks(bird_critic_dir, methods_script):
 def test_script_reads_any_method_name_with_ablation_suffixes(methods_script):
     for method in Method:
         spec = methods_script.method_spec(f"{method.value}-no-exec", candidates=2)
-        assert spec.method == method and not spec.execution_tools and spec.ambiguity_detection
-        assert spec.candidates == 2 and spec.label == f"{method.value}-no-exec"
+        options = spec.options
+        assert spec.method == method and not options.execution_tools and options.ambiguity_detection
+        assert options.candidates == 2 and spec.label == f"{method.value}-no-exec"
     both = methods_script.method_spec("acts-no-exec-no-ambiguity", temperature=0.5)
-    assert both.label == "acts-no-exec-no-ambiguity" and both.temperature == 0.5
+    assert both.label == "acts-no-exec-no-ambiguity" and both.options.temperature == 0.5
     with pytest.raises(SystemExit):
         methods_script.method_spec("nonsense")

@@ -10,7 +10,7 @@ import pytest
 from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from support import load_script, scripted
 
 TASK = "SQLite_4"
@@ -36,7 +36,9 @@ def _recorded(root: Path, out: Path, reply: str) -> dict:
             tasks=root / "tasks",
             gt=root / "dev",
             out=out,
-            method=MethodSpec(method=Method.RAW, llm="scripted", max_llm_calls=5),
+            method=MethodSpec(
+                llm="scripted", options=CorrectionOptions.of(method=Method.RAW, max_llm_calls=5)
+            ),
             filter=TaskFilter(ids=[f"sqlite500/{TASK}"]),
         ),
         backend=scripted({"correct": [reply]}),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from support import demo_script, judge_story, scripted
 
 GOOD_PLAN = demo_script("figure3")["plan"][0]
@@ -14,7 +14,7 @@ GOOD_PLAN = demo_script("figure3")["plan"][0]
 
 def run(demo_db, task, script, **kw):
     llm = scripted(script)
-    return correct(demo_db, task.question, task.sql, llm=llm, **kw), llm
+    return correct(demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(**kw)), llm
 
 
 def plan_with(**changes) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.db.result import ExecResult
 from acts_sql.db.sqlite import SQLiteExecutor
 from acts_sql.engine.budget import Budget, BudgetExhaustedError, BudgetTracker
@@ -104,8 +104,7 @@ def run(db: Path, llm: SlowBackend, max_seconds: float) -> tuple[Any, float]:
             "list the user names",
             ORIGINAL,
             llm=llm,
-            max_seconds=max_seconds,
-            candidates=1,
+            options=CorrectionOptions(candidates=1, budget=Budget(max_seconds=max_seconds)),
         )
     finally:
         executor.close()

@@ -4,7 +4,7 @@ single path, stops there."""
 
 from __future__ import annotations
 
-from acts_sql import correct
+from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.sql.normalize import normalize_sql
 from support import scripted
 
@@ -38,7 +38,13 @@ def test_a_node_below_the_depth_limit_is_skipped_and_the_search_goes_back(demo_d
     task = demo_tasks["figure3"]
     llm = scripted(replies(task))
     # n1 -> n2 -> n3 fill depths 1-3; the candidate n3 would need lies at depth 4
-    result = correct(demo_db, task.question, task.sql, llm=llm, max_depth=3)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_depth=3)),
+    )
 
     assert "depth" not in result.reason
     assert result.accepted is True
@@ -55,7 +61,13 @@ def test_a_node_below_the_depth_limit_is_skipped_and_the_search_goes_back(demo_d
 def test_linear_stops_at_the_depth_limit(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     llm = scripted(replies(task))
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="linear", max_depth=3)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="linear", budget=Budget(max_depth=3)),
+    )
 
     assert result.reason.startswith("budget exhausted: depth (3)")
     assert not llm.prompts("generate_sql")
@@ -64,7 +76,13 @@ def test_linear_stops_at_the_depth_limit(demo_db, demo_tasks):
 def test_no_replan_is_asked_for_when_its_nodes_could_not_run(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     llm = scripted(replies(task))
-    result = correct(demo_db, task.question, task.sql, llm=llm, max_depth=1)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_depth=1)),
+    )
 
     assert len(llm.prompts("plan")) == 1
     assert not [e for e in result.trace if e.kind == "replan"]

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import LLMError, LLMUnavailableError, ScriptExhaustedError
 from acts_sql.llm.base import LLMRequest, LLMResponse
@@ -51,7 +51,7 @@ def test_an_unreachable_endpoint_raises_before_any_result(demo_db, demo_tasks, m
             task.question,
             task.sql if sql_given else None,
             llm=backend,
-            method=method,
+            options=CorrectionOptions(method=method),
             on_event=events.append,
         )
     assert caught.value.before_any_reply

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from support import demo_script, scripted
 
 
@@ -19,7 +19,13 @@ def test_without_ambiguity_detection_the_node_is_skipped(demo_db, demo_tasks):
             "judge": script["judge"],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, ambiguity_detection=False)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(ambiguity_detection=False),
+    )
 
     nodes = {n["id"]: n for n in result.tree}
     assert nodes["n1"]["status"] == "skipped"
@@ -35,7 +41,9 @@ def test_without_ambiguity_detection_the_node_is_skipped(demo_db, demo_tasks):
 def test_without_execution_tools_the_agent_sees_no_results(demo_db, demo_tasks):
     task = demo_tasks["figure1"]
     llm = scripted(demo_script("figure1"))
-    result = correct(demo_db, task.question, task.sql, llm=llm, execution_tools=False)
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(execution_tools=False)
+    )
 
     nodes = {n["id"]: n for n in result.tree}
     assert nodes["n1"]["status"] == "skipped"  # inspect_columns is an execution tool
@@ -68,7 +76,9 @@ def test_text_to_sql_generates_then_corrects(demo_db, demo_tasks):
 def test_critic_method_is_one_call_and_accepts_what_executes(demo_db, demo_tasks):
     task = demo_tasks["figure1"]
     llm = scripted({"correct": [{"critique": "types contain Electronics", "sql": task.right_sql}]})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="critic")
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(method="critic")
+    )
     assert result.method == "critic"
     assert result.usage.llm_calls == 1
     assert result.accepted is True and result.result.rows == [[126]]
@@ -77,7 +87,9 @@ def test_critic_method_is_one_call_and_accepts_what_executes(demo_db, demo_tasks
 def test_critic_method_does_not_accept_sql_that_fails(demo_db, demo_tasks):
     task = demo_tasks["figure1"]
     llm = scripted({"correct": [{"critique": "", "sql": "SELEC 1"}]})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="critic")
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(method="critic")
+    )
     assert result.accepted is False
     assert "does not execute" in result.reason
 
@@ -90,7 +102,9 @@ def test_raw_method_takes_every_sql_block_as_a_statement(demo_db, demo_tasks):
         + "\n```"
     )
     llm = scripted({"correct": [reply]})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="raw")
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(method="raw")
+    )
 
     assert result.statements[0] == "SELECT 1"
     assert len(result.statements) == 2
@@ -107,7 +121,11 @@ def test_raw_method_keeps_a_block_with_two_statements_as_one_prediction(demo_db,
     task = demo_tasks["figure1"]
     reply = "```sql\nSELECT 1;\nSELECT 2;\n```\n```sql\nSELECT 3\n```"
     result = correct(
-        demo_db, task.question, task.sql, llm=scripted({"correct": [reply]}), method="raw"
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted({"correct": [reply]}),
+        options=CorrectionOptions(method="raw"),
     )
 
     assert result.statements == ["SELECT 1;\nSELECT 2", "SELECT 3"]
@@ -157,7 +175,11 @@ def test_vote_takes_the_largest_group_of_results_that_run(demo_db, demo_tasks):
     ]
     llm = scripted({"correct": replies})
     result = correct(
-        demo_db, task.question, task.sql, llm=llm, method="vote", candidates=5, temperature=0.9
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=5, temperature=0.9),
     )
 
     assert result.accepted is True
@@ -175,7 +197,13 @@ def test_vote_takes_the_largest_group_of_results_that_run(demo_db, demo_tasks):
 def test_vote_with_nothing_that_runs_is_not_accepted(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     llm = scripted({"correct": ["```sql\nSELECT nope FROM nowhere\n```"] * 3})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=3),
+    )
     assert result.accepted is False and "no sample runs" in result.reason
 
 
@@ -186,7 +214,13 @@ def test_vote_candidates_carry_the_statements_the_vote_would_return(demo_db, dem
     one = "SELECT room_id FROM rooms WHERE room_id = 5"
     two = f"{one};\n{one}"
     llm = scripted({"correct": [f"```sql\n{two}\n```", f"```sql\n{two}\n```"]})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=2)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=2),
+    )
 
     events = [e for e in result.trace if e.kind == "candidate"]
     assert [e.data["statements"] for e in events] == [[two], [two]]  # the repeat: a vote

@@ -14,7 +14,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.cli.app import app
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
@@ -84,7 +84,9 @@ class EndpointStub:
 
 def figure3(demo_db: str, demo_tasks: dict[str, Any], llm: Any, **options: Any) -> Any:
     task = demo_tasks["figure3"]
-    return lambda: correct(demo_db, task.question, task.sql, llm=llm, **options)
+    return lambda: correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(**options)
+    )
 
 
 def test_two_branches_with_parallel_2_take_less_wall_time_and_decide_the_same(demo_db, demo_tasks):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from acts_sql import correct
+from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.cli.render import progress_line
 from acts_sql.engine.tree import PlanValidationError, check_plan
 from acts_sql.protocol import Plan
@@ -138,7 +138,7 @@ def test_the_users_query_reformatted_is_never_accepted(logs_db):
         user,
         language="prql",
         llm=llm,
-        max_llm_calls=8,
+        options=CorrectionOptions(budget=Budget(max_llm_calls=8)),
     )
 
     assert result.accepted is False
@@ -280,7 +280,14 @@ def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds
             "judge": [judged] * 4,
         }
     )
-    result = correct(logs_db, QUESTION, None, language="prql", llm=llm, max_llm_calls=8)
+    result = correct(
+        logs_db,
+        QUESTION,
+        None,
+        language="prql",
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_llm_calls=8)),
+    )
 
     assert result.sql == RIGHT and rows(result) == RIGHT_ROWS
     assert result.accepted is (verdict == "accept")
@@ -293,7 +300,14 @@ def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds
 
 def test_maplerepair_sends_a_query_that_does_not_compile_to_its_llm_repairer(logs_db):
     llm = scripted({"correct": [raw(RIGHT)]})
-    result = correct(logs_db, QUESTION, TYPO, language="prql", method="maplerepair", llm=llm)
+    result = correct(
+        logs_db,
+        QUESTION,
+        TYPO,
+        language="prql",
+        options=CorrectionOptions(method="maplerepair"),
+        llm=llm,
+    )
     assert result.sql == RIGHT and rows(result) == RIGHT_ROWS
     assert [r.purpose for r in llm.requests] == ["correct"]
     prompt = llm.prompts("correct")[0]
@@ -303,7 +317,14 @@ def test_maplerepair_sends_a_query_that_does_not_compile_to_its_llm_repairer(log
 
 def test_maplerepair_leaves_a_prql_query_that_runs_as_it_is(logs_db):
     llm = scripted({})
-    result = correct(logs_db, QUESTION, COUNTS_ALL, language="prql", method="maplerepair", llm=llm)
+    result = correct(
+        logs_db,
+        QUESTION,
+        COUNTS_ALL,
+        language="prql",
+        options=CorrectionOptions(method="maplerepair"),
+        llm=llm,
+    )
     assert result.sql == COUNTS_ALL and llm.requests == []
     assert "the repair rules read SQL, not PRQL" in result.reason
 
@@ -312,7 +333,14 @@ def test_dac_reads_prql_through_its_compiled_sql_and_asks_for_no_sketch(logs_db)
     links = {"links": [{"phrase": "server errors", "kind": "column", "table": "requests",
                         "column": "status"}]}  # fmt: skip
     llm = scripted({"link_entities": [links], "correct": [raw(RIGHT)]})
-    result = correct(logs_db, QUESTION, COUNTS_ALL, language="prql", method="dac", llm=llm)
+    result = correct(
+        logs_db,
+        QUESTION,
+        COUNTS_ALL,
+        language="prql",
+        options=CorrectionOptions(method="dac"),
+        llm=llm,
+    )
     assert [r.purpose for r in llm.requests] == ["link_entities", "correct"]  # no sketch
     feedback = llm.prompts("correct")[0]
     assert 'the issue mentions the columns "requests.status"' in feedback  # unread by COUNTS_ALL
@@ -333,7 +361,9 @@ def test_sql_written_for_a_prql_question_is_kept_as_prql(logs_db):
     """A small model writes SQL when asked for PRQL: the first query and raw's rewrite
     come back as PRQL, each after its rows were checked against the SQL's."""
     llm = scripted({"generate_sql": [gen(COUNTS_ALL_SQL)], "correct": [sql_block(RIGHT_SQL)]})
-    result = correct(logs_db, QUESTION, None, language="prql", llm=llm, method="raw")
+    result = correct(
+        logs_db, QUESTION, None, language="prql", llm=llm, options=CorrectionOptions(method="raw")
+    )
 
     assert result.original_sql == COUNTS_ALL
     assert result.sql == RIGHT_PRQL
@@ -360,7 +390,9 @@ def test_an_acts_candidate_written_in_sql_joins_the_pool_as_prql(logs_db):
             "judge": [accept()],
         }
     )
-    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm, candidates=1)
+    result = correct(
+        logs_db, QUESTION, TYPO, language="prql", llm=llm, options=CorrectionOptions(candidates=1)
+    )
 
     assert result.accepted is True and rows(result) == RIGHT_ROWS
     assert result.sql == RIGHT_PRQL
@@ -371,7 +403,9 @@ def test_an_acts_candidate_written_in_sql_joins_the_pool_as_prql(logs_db):
 def test_sql_whose_rewrite_is_not_covered_stays_sql_and_fails_to_compile(logs_db):
     windowed = "SELECT service, RANK() OVER (ORDER BY latency_ms) AS r FROM requests"
     llm = scripted({"generate_sql": [gen(windowed)], "correct": [sql_block(windowed)]})
-    result = correct(logs_db, QUESTION, None, language="prql", llm=llm, method="raw")
+    result = correct(
+        logs_db, QUESTION, None, language="prql", llm=llm, options=CorrectionOptions(method="raw")
+    )
 
     assert result.sql == windowed and result.accepted is False
     assert not [e for e in result.trace if e.kind == "sql_translated"]
@@ -391,7 +425,14 @@ def test_vote_counts_sql_samples_by_their_prql_rewrite(logs_db):
     three votes."""
     replies = [sql_block(RIGHT_SQL), sql_block(RIGHT_SQL.lower()), raw(RIGHT)]
     llm = scripted({"correct": replies})
-    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm, method="vote", candidates=3)
+    result = correct(
+        logs_db,
+        QUESTION,
+        TYPO,
+        language="prql",
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=3),
+    )
 
     assert result.accepted is True and result.sql == RIGHT_PRQL
     [candidate] = result.candidates
@@ -401,7 +442,14 @@ def test_vote_counts_sql_samples_by_their_prql_rewrite(logs_db):
 @pytest.mark.parametrize("method", list(SCRIPTS))
 def test_every_method_keeps_its_sql_rewrite_as_prql(logs_db, method):
     script, user = SCRIPTS[method]
-    result = correct(logs_db, QUESTION, user, language="prql", llm=scripted(script), method=method)
+    result = correct(
+        logs_db,
+        QUESTION,
+        user,
+        language="prql",
+        llm=scripted(script),
+        options=CorrectionOptions(method=method),
+    )
 
     [kept] = [e for e in result.trace if e.kind == "sql_translated"]
     assert kept.data["written"] == RIGHT_SQL

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acts_sql import correct
+from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.sql.normalize import normalize_sql
 from support import demo_script, judge_story, scripted, syntax_repair_story
 
@@ -81,7 +81,13 @@ def test_rejected_candidate_is_not_judged_again(demo_db, demo_tasks):
     script["generate_sql"] = [script["generate_sql"][0]] * 3
     script["judge"] = script["judge"][:1]
     llm = scripted(script)
-    result = correct(demo_db, task.question, task.sql, llm=llm, max_llm_calls=12)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_llm_calls=12)),
+    )
 
     judgements = [e for e in result.trace if e.kind == "judgement"]
     assert [j.data["by"] for j in judgements[:2]] == ["agent", "engine"]
@@ -148,7 +154,11 @@ def test_figure1_inspects_values_before_choosing(demo_db, demo_tasks):
 def test_budget_exhaustion_returns_best_candidate_not_accepted(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     result = correct(
-        demo_db, task.question, task.sql, llm=scripted(demo_script("figure3")), max_llm_calls=5
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted(demo_script("figure3")),
+        options=CorrectionOptions(budget=Budget(max_llm_calls=5)),
     )
     assert result.accepted is False
     assert "LLM calls" in result.reason
@@ -161,7 +171,11 @@ def test_budget_exhaustion_returns_best_candidate_not_accepted(demo_db, demo_tas
 def test_node_budget_stops_the_search(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     result = correct(
-        demo_db, task.question, task.sql, llm=scripted(demo_script("figure3")), max_nodes=1
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted(demo_script("figure3")),
+        options=CorrectionOptions(budget=Budget(max_nodes=1)),
     )
     assert result.accepted is False
     assert "nodes (1)" in result.reason
@@ -174,7 +188,13 @@ def test_linear_method_cannot_reach_the_second_interpretation(demo_db, demo_task
     script["generate_sql"] = [script["generate_sql"][0]] * 3
     script["judge"] = [script["judge"][0]] * 3
 
-    linear = correct(demo_db, task.question, task.sql, llm=scripted(script), method="linear")
+    linear = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted(script),
+        options=CorrectionOptions(method="linear"),
+    )
     tree = correct(demo_db, task.question, task.sql, llm=scripted(demo_script("figure3")))
 
     assert linear.accepted is False

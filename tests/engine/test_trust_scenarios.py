@@ -13,7 +13,7 @@ import sqlite3
 
 from typer.testing import CliRunner
 
-from acts_sql import correct
+from acts_sql import Budget, correct
 from acts_sql.cli.app import app
 from acts_sql.db.connect import open_database
 from acts_sql.engine.options import CorrectionOptions
@@ -156,7 +156,9 @@ def test_c_five_candidates_three_groups_the_judge_picks_the_right_group(demo_db,
             "judge": [accept("group B lists the rooms whose bookings intersect", group="B")],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=5)
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(candidates=5)
+    )
 
     assert result.accepted is True
     assert same(result.sql, task.right_sql) or same(result.sql, right_b2)
@@ -185,7 +187,13 @@ def test_d_nothing_runs_but_the_users_sql_does_it_comes_back_not_accepted(demo_d
             "judge": [accept()] * 4,
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, max_llm_calls=8)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_llm_calls=8)),
+    )
 
     assert result.accepted is False
     assert result.sql == task.sql
@@ -362,7 +370,9 @@ def test_an_acceptance_needs_two_candidates_that_agree_when_there_are_pools(demo
             ],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=2)
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(candidates=2)
+    )
 
     unconfirmed = of_kind(result, "unconfirmed")
     assert len(unconfirmed) == 1 and unconfirmed[0].data["votes"] == 1
@@ -382,7 +392,13 @@ def test_an_unconfirmed_choice_is_returned_first_when_nothing_is_accepted(demo_d
             "judge": [accept("group B is right", group="B")],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=2, max_llm_calls=5)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=5)),
+    )
 
     assert result.accepted is False
     assert result.result.rows == rows_of(demo_db, task.right_sql)  # the judge's pick, unconfirmed
@@ -401,7 +417,13 @@ def test_the_raw_rewrite_is_written_first_and_counts_even_if_no_pool_formed(demo
             "detect_ambiguities": [TWO_READINGS],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, max_llm_calls=2)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(budget=Budget(max_llm_calls=2)),
+    )
 
     assert [r.purpose for r in llm.requests] == ["correct", "plan"]
     assert result.accepted is False
@@ -429,7 +451,13 @@ def test_an_accept_whose_reason_only_restates_the_issue_is_not_an_acceptance(dem
             "judge": [accept(restated, group="A")],
         }
     )
-    result = correct(demo_db, LONG_QUESTION, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+    result = correct(
+        demo_db,
+        LONG_QUESTION,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=4)),
+    )
 
     assert result.accepted is False
     withdrawn = [e for e in of_kind(result, "judgement") if "is copied" in e.summary]
@@ -448,7 +476,13 @@ def test_an_accept_with_the_reason_a_rejection_gave_is_not_an_acceptance(demo_db
             "judge": [reject(why), accept(why, group="A")],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=1, max_llm_calls=8)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=8)),
+    )
 
     assert len(llm.prompts("judge")) == 2
     assert result.accepted is False
@@ -473,7 +507,13 @@ def test_an_accept_that_quotes_its_candidates_rows_stands(demo_db, demo_tasks):
             ],
         }
     )
-    result = correct(demo_db, LONG_QUESTION, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+    result = correct(
+        demo_db,
+        LONG_QUESTION,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=4)),
+    )
     assert result.accepted is True
     assert result.result.rows == rows_of(demo_db, task.right_sql)
 
@@ -495,7 +535,13 @@ def test_an_accept_whose_reason_is_the_groups_shown_again_is_not_an_acceptance(d
             "judge": [accept(dump, group="A")],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=4)),
+    )
 
     assert result.accepted is False
     withdrawn = [e for e in of_kind(result, "judgement") if "is copied" in e.summary]
@@ -521,7 +567,13 @@ def test_an_accept_whose_reason_vouches_for_the_users_sql_is_not_an_acceptance(d
             ],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm, candidates=1, max_llm_calls=4)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=4)),
+    )
 
     assert result.accepted is False
     withdrawn = [e for e in of_kind(result, "judgement") if "vouches for the user" in e.summary]

@@ -32,7 +32,11 @@ def test_the_users_sql_handed_back_is_returned_but_not_accepted(demo_db, demo_ta
     same = _reformatted(task.sql)
     reply = _block(same) if method == "raw" else {"critique": "looks fine", "sql": same}
     result = correct(
-        demo_db, task.question, task.sql, llm=scripted({"correct": [reply]}), method=method
+        demo_db,
+        task.question,
+        task.sql,
+        llm=scripted({"correct": [reply]}),
+        options=CorrectionOptions(method=method),
     )
 
     assert result.accepted is False
@@ -46,7 +50,9 @@ def test_raw_sql_that_returns_the_users_rows_is_not_accepted(demo_db, demo_tasks
     task = demo_tasks["figure1"]
     same_rows = task.sql + " AND 1 = 1"  # other SQL, the same (wrong) total
     llm = scripted({"correct": [_block(same_rows)]})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="raw")
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(method="raw")
+    )
 
     assert result.accepted is False
     assert "returns exactly the rows of the user's SQL" in result.reason
@@ -57,7 +63,7 @@ def test_raw_same_rows_are_accepted_when_the_issue_is_about_speed(demo_db, demo_
     same_rows = task.sql + " AND 1 = 1"
     question = "This total is right but the query is too slow; make it faster."
     llm = scripted({"correct": [_block(same_rows)]})
-    result = correct(demo_db, question, task.sql, llm=llm, method="raw")
+    result = correct(demo_db, question, task.sql, llm=llm, options=CorrectionOptions(method="raw"))
 
     assert result.accepted is True
     assert _refusals(result) == []
@@ -66,7 +72,9 @@ def test_raw_same_rows_are_accepted_when_the_issue_is_about_speed(demo_db, demo_
 def test_raw_with_a_real_change_is_still_accepted(demo_db, demo_tasks):
     task = demo_tasks["figure1"]
     llm = scripted({"correct": [_block(task.right_sql)]})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="raw")
+    result = correct(
+        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(method="raw")
+    )
 
     assert result.accepted is True and result.result.rows == [[126]]
 
@@ -76,7 +84,7 @@ def test_raw_in_text_to_sql_mode_may_repeat_the_generated_sql(demo_db, demo_task
     task = demo_tasks["figure1"]
     initial = json.dumps({"sql": task.sql, "rationale": "sum the quantities"})
     llm = scripted({"generate_sql": [initial], "correct": [_block(task.sql)]})
-    result = correct(demo_db, task.question, None, llm=llm, method="raw")
+    result = correct(demo_db, task.question, None, llm=llm, options=CorrectionOptions(method="raw"))
 
     assert result.generated_initial_sql is True
     assert result.accepted is True
@@ -91,7 +99,13 @@ def test_vote_counts_no_refused_sample(demo_db, demo_tasks):
         *[_block(task.right_sql)] * 4,  # the trusted answer, four times
     ]
     llm = scripted({"correct": replies})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=7)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=7),
+    )
 
     # three samples return the user's rows, four the right total: the trusted four win
     assert result.accepted is True and result.result.rows == [[126]]
@@ -109,7 +123,13 @@ def test_vote_does_not_accept_a_lone_answer(demo_db, demo_tasks):
     odd = "SELECT 7 AS total_quantity"
     replies = [_block(task.right_sql), _block(odd), _block("SELECT nope FROM x")]
     llm = scripted({"correct": replies})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=3),
+    )
 
     # two groups of one: the first is returned, but one sample of three is no agreement
     assert result.accepted is False
@@ -134,7 +154,13 @@ def test_vote_where_every_sample_is_refused_accepts_nothing(demo_db, demo_tasks)
     task = demo_tasks["figure1"]
     replies = [_block(task.sql), _block(task.sql + " AND 1 = 1"), _block("SELECT nope FROM x")]
     llm = scripted({"correct": replies})
-    result = correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=3)
+    result = correct(
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(method="vote", candidates=3),
+    )
 
     assert result.accepted is False
     assert result.reason.startswith("refused: every sample that runs")
@@ -148,7 +174,13 @@ def test_vote_accepts_only_a_majority_of_the_samples(demo_db, demo_tasks):
 
     def vote(*sqls: str):
         llm = scripted({"correct": [_block(sql) for sql in sqls]})
-        return correct(demo_db, task.question, task.sql, llm=llm, method="vote", candidates=4)
+        return correct(
+            demo_db,
+            task.question,
+            task.sql,
+            llm=llm,
+            options=CorrectionOptions(method="vote", candidates=4),
+        )
 
     # two against two: the first group comes back, not accepted
     tie = vote(odd, task.right_sql, odd, task.right_sql)

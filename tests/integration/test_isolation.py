@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from live import FIFTY_K, SLOW, Engine, engine_or_skip
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.db.connect import open_database
 from acts_sql.db.postgres import PostgresExecutor
 from support import scripted
@@ -247,9 +247,14 @@ def test_a_candidate_that_drops_the_table_does_not_hide_it_from_the_next(engine:
             }
         ],
     }
-    result = correct(
-        engine.url, QUESTION, USER_SQL, llm=scripted(script), candidates=3, allow_writes=True
-    )
+    with open_database(engine.url, allow_writes=True) as database:
+        result = correct(
+            database,
+            QUESTION,
+            USER_SQL,
+            llm=scripted(script),
+            options=CorrectionOptions(candidates=3),
+        )
     # the candidates' statements; the rule chain's probes of the user's SQL are "rules"
     ran = [
         e.data
@@ -276,7 +281,11 @@ def test_baselines_run_their_candidates_isolated(engine: Engine, method: str) ->
     script = {"correct": [f"```sql\n{drop_then_count}\n```", f"```sql\n{COUNT_SQL}\n```"]}
     with open_database(engine.url, allow_writes=True) as sandbox:
         result = correct(
-            sandbox, QUESTION, USER_SQL, llm=scripted(script), method=method, candidates=2
+            sandbox,
+            QUESTION,
+            USER_SQL,
+            llm=scripted(script),
+            options=CorrectionOptions(method=method, candidates=2),
         )
         assert result.sql is not None
         assert _count(sandbox, "bookings") == 5  # the DROP did not stay on the copy
@@ -307,9 +316,14 @@ def test_the_users_own_write_does_not_change_what_later_statements_see(
         "correct": [f"```sql\n{COUNT_AGAIN}\n```"],
         "judge": [{"verdict": "accept", "reason": "counts", "group": "A", "backtrack_to": None}],
     }
-    result = correct(
-        engine.url, QUESTION, user_sql, llm=scripted(script), candidates=1, allow_writes=True
-    )
+    with open_database(engine.url, allow_writes=True) as database:
+        result = correct(
+            database,
+            QUESTION,
+            user_sql,
+            llm=scripted(script),
+            options=CorrectionOptions(candidates=1),
+        )
     statements = [e for e in result.trace if e.kind == "statement"]
     assert statements[0].purpose == "original" and statements[0].data["status"] == "ok"
     counts = [e.data for e in statements if e.data["sql"] in (COUNT_SQL, COUNT_AGAIN)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from live import Engine
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from support import scripted
 
 
@@ -34,7 +34,7 @@ def test_maplerepair_fixes_a_misspelt_column_and_equals_null_without_the_llm(eng
         "Which customers have no city?",
         "SELECT nme FROM customers WHERE city = NULL",
         llm=llm,
-        method="maplerepair",
+        options=CorrectionOptions(method="maplerepair"),
     )
 
     assert result.accepted is True
@@ -52,7 +52,7 @@ def test_maplerepair_joins_the_table_a_column_belongs_to(engine: Engine):
         "Names and order totals over 100",
         "SELECT name, total FROM customers WHERE total > 100",
         llm=scripted({}),
-        method="maplerepair",
+        options=CorrectionOptions(method="maplerepair"),
     )
 
     assert result.accepted is True and result.usage.llm_calls == 0
@@ -70,7 +70,7 @@ def test_maplerepair_asks_the_llm_only_for_what_the_rules_leave(engine: Engine):
         "Who lives in Oslo?",
         "SELECT name FROM customers WHERE no_such_fn(city) = 'Oslo'",
         llm=llm,
-        method="maplerepair",
+        options=CorrectionOptions(method="maplerepair"),
     )
 
     assert result.accepted is True and result.sql == fixed
@@ -86,7 +86,13 @@ def test_maplerepair_asks_the_llm_only_for_what_the_rules_leave(engine: Engine):
 def test_maplerepair_returns_what_neither_rules_nor_llm_repair_unchanged(engine: Engine):
     user = "SELECT name FROM customers WHERE no_such_fn(city) = 'Oslo'"
     llm = scripted({"correct": ["```sql\nSELECT still_no_fn(city) FROM customers\n```"]})
-    result = correct(engine.url, "Who lives in Oslo?", user, llm=llm, method="maplerepair")
+    result = correct(
+        engine.url,
+        "Who lives in Oslo?",
+        user,
+        llm=llm,
+        options=CorrectionOptions(method="maplerepair"),
+    )
 
     assert result.accepted is False
     assert result.sql == user
@@ -120,7 +126,7 @@ def test_dac_feeds_a_linked_value_back_and_keeps_the_correction(engine: Engine):
         "Who lives in Oslo?",
         "SELECT name FROM customers WHERE city = 'Olso'",
         llm=llm,
-        method="dac",
+        options=CorrectionOptions(method="dac"),
     )
 
     assert result.accepted is True and result.sql == fixed
@@ -150,7 +156,11 @@ def test_dac_uses_its_execution_error_prompt_when_the_sql_fails(engine: Engine):
         }
     )
     result = correct(
-        engine.url, "All customer names", "SELECT nme FROM customers", llm=llm, method="dac"
+        engine.url,
+        "All customer names",
+        "SELECT nme FROM customers",
+        llm=llm,
+        options=CorrectionOptions(method="dac"),
     )
 
     assert result.accepted is True
@@ -175,7 +185,13 @@ def test_dac_drops_a_correction_that_adds_structure(engine: Engine):
         }
     )
     user = "SELECT name FROM customers"
-    result = correct(engine.url, "Customers and their city", user, llm=llm, method="dac")
+    result = correct(
+        engine.url,
+        "Customers and their city",
+        user,
+        llm=llm,
+        options=CorrectionOptions(method="dac"),
+    )
 
     assert 'the issue mentions the columns "customers.city"' in llm.prompts("correct")[0]
     assert result.accepted is False and result.sql == user  # DAC's skeleton guard
@@ -193,7 +209,9 @@ def test_dac_whose_correction_is_the_users_sql_says_so_and_accepts_nothing(engin
             "correct": ["```sql\nselect name\nfrom customers\nwhere city = 'Olso'\n```"],
         }
     )
-    result = correct(engine.url, "Who lives in Oslo?", user, llm=llm, method="dac")
+    result = correct(
+        engine.url, "Who lives in Oslo?", user, llm=llm, options=CorrectionOptions(method="dac")
+    )
 
     assert [r.purpose for r in llm.requests] == ["link_entities", "sketch", "correct"]
     assert result.accepted is False and result.sql == user

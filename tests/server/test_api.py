@@ -23,6 +23,10 @@ def correct_body(task: DemoTask, **extra: object) -> dict[str, object]:
     return {"database": "demo", "question": task.question, "sql": task.sql, **extra}
 
 
+def with_budget(task: DemoTask, **limits: float) -> dict[str, object]:
+    return correct_body(task, options={"budget": limits})
+
+
 def test_correct_returns_the_fix_json_object_plus_the_run_id(service: Service, figure3):
     with service.client() as client:
         reply = client.post("/v1/correct", json=correct_body(figure3))
@@ -146,7 +150,10 @@ def _sqlite_file(path: Path) -> Path:
         ({"base_url": "http://127.0.0.1:9/v1"}, "unknown_field"),
         ({"dialect": "sqlite:///{path}"}, "invalid_request"),
         ({"dialect": "postgresql"}, "dialect_mismatch"),
-        ({"method": "scripted:{path}"}, "invalid_request"),
+        ({"method": "acts"}, "unknown_field"),
+        ({"options": {"method": "scripted:{path}"}}, "invalid_request"),
+        ({"options": {"budget": {"url": "sqlite:///{path}"}}}, "unknown_field"),
+        ({"options": {"schema_chars": 100000}}, "unknown_field"),
         ({"options": {"url": "sqlite:///{path}"}}, "unknown_field"),
     ],
 )
@@ -169,10 +176,10 @@ def test_a_url_path_or_backend_smuggled_into_a_request_is_rejected(
 def test_budgets_above_the_server_maxima_are_refused(tmp_path: Path, figure3):
     limits = {"max_llm_calls": 10, "max_run_seconds": 30}
     with running_service(service_config(tmp_path, limits=limits)) as svc, svc.client() as c:
-        calls = c.post("/v1/correct", json=correct_body(figure3, max_llm_calls=11))
-        seconds = c.post("/v1/correct", json=correct_body(figure3, max_seconds=31))
-        negative = c.post("/v1/correct", json=correct_body(figure3, max_nodes=0))
-        within = c.post("/v1/correct", json=correct_body(figure3, max_llm_calls=10))
+        calls = c.post("/v1/correct", json=with_budget(figure3, max_llm_calls=11))
+        seconds = c.post("/v1/correct", json=with_budget(figure3, max_seconds=31))
+        negative = c.post("/v1/correct", json=with_budget(figure3, max_nodes=0))
+        within = c.post("/v1/correct", json=with_budget(figure3, max_llm_calls=10))
     assert calls.status_code == 400 and calls.json()["error"]["code"] == "budget_over_limit"
     assert "max_llm_calls" in calls.json()["error"]["message"]
     assert seconds.json()["error"]["code"] == "budget_over_limit"
@@ -258,7 +265,7 @@ def test_a_run_past_its_time_budget_is_reported_as_timed_out(tmp_path: Path, fig
     # the scripted backend sleeps its delay whatever the call's timeout says
     config = service_config(tmp_path, delay_s=3.0, limits={"grace_seconds": 0.2})
     with running_service(config) as svc, svc.client() as client:
-        reply = client.post("/v1/correct", json=correct_body(figure3, max_seconds=1.4))
+        reply = client.post("/v1/correct", json=with_budget(figure3, max_seconds=1.4))
         assert reply.status_code == 504, reply.text
         assert reply.json()["error"]["code"] == "run_timeout"
         run_id = reply.headers["x-run-id"]
@@ -290,7 +297,7 @@ def test_writes_follow_the_database_configuration(tmp_path: Path, figure3, write
         "database": "shop",
         "question": figure3.question,
         "sql": "DELETE FROM bookings WHERE booking_id = 1",
-        "max_llm_calls": 1,
+        "options": {"budget": {"max_llm_calls": 1}},
     }
     with running_service(config) as svc, svc.client() as client:
         reply = client.post("/v1/correct", json=body)
@@ -308,9 +315,13 @@ def test_a_request_sets_the_method_and_the_candidate_pool(tmp_path: Path, figure
     with running_service(service_config(tmp_path, script=script)) as svc, svc.client() as client:
         reply = client.post(
             "/v1/correct",
-            json=correct_body(figure3, method="vote", candidates=2, temperature=0.5),
+            json=correct_body(
+                figure3, options={"method": "vote", "candidates": 2, "temperature": 0.5}
+            ),
         )
-        too_many = client.post("/v1/correct", json=correct_body(figure3, candidates=99))
+        too_many = client.post(
+            "/v1/correct", json=correct_body(figure3, options={"candidates": 99})
+        )
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert body["method"] == "vote" and body["accepted"] is True
@@ -330,9 +341,10 @@ def test_the_staged_methods_run_in_the_service(tmp_path: Path, figure3):
     misspelt = figure3.sql.replace("r.name", "r.nmae")
     with running_service(service_config(tmp_path, script=script)) as svc, svc.client() as client:
         maple = client.post(
-            "/v1/correct", json={**correct_body(figure3), "sql": misspelt, "method": "maplerepair"}
+            "/v1/correct",
+            json={**correct_body(figure3), "sql": misspelt, "options": {"method": "maplerepair"}},
         )
-        dac = client.post("/v1/correct", json=correct_body(figure3, method="dac"))
+        dac = client.post("/v1/correct", json=correct_body(figure3, options={"method": "dac"}))
     assert maple.status_code == 200, maple.text
     body = maple.json()
     assert body["method"] == "maplerepair" and body["usage"]["llm_calls"] == 0
@@ -364,7 +376,7 @@ def test_a_prql_query_is_corrected_through_the_service_and_bad_languages_are_ref
     base = {"database": "logs", "question": "How many server errors?", "sql": typo}
     with running_service(config) as svc, svc.client() as client:
         fixed = client.post(
-            "/v1/correct", json={**base, "language": "prql", "method": "maplerepair"}
+            "/v1/correct", json={**base, "language": "prql", "options": {"method": "maplerepair"}}
         )
         unknown = client.post("/v1/correct", json={**base, "language": "kql"})
     assert fixed.status_code == 200, fixed.text

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.auth import Access, TokenSet
@@ -19,12 +20,8 @@ SPEC = RunSpec(
     database="demo",
     question="q",
     sql="SELECT 1",
-    method="acts",
     dialect=None,
-    max_llm_calls=1,
-    max_nodes=1,
-    max_depth=1,
-    max_seconds=5.0,
+    options=CorrectionOptions.of(max_llm_calls=1, max_nodes=1, max_depth=1, max_seconds=5.0),
 )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.demo import demo_db_path, get_task
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
@@ -69,5 +69,10 @@ def pool_result(
     task = get_task("figure3")
     llm = scripted(pool_script(payload))
     return correct(
-        str(demo_db_path()), task.question, task.sql, llm=llm, candidates=6, on_event=on_event
+        str(demo_db_path()),
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=6),
+        on_event=on_event,
     )

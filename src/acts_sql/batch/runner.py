@@ -204,7 +204,7 @@ class BatchRun:
         """An --out of another method or LLM is refused; the first run writes run.json."""
         path = self.out / RUN_FILE
         settings = self.request.settings
-        mine = {"method": settings.method.value, "llm": settings.llm or ""}
+        mine = {"method": settings.options.method.value, "llm": settings.llm or ""}
         if path.exists():
             try:
                 theirs = json.loads(path.read_text(encoding="utf-8"))

@@ -70,7 +70,7 @@ def summarize(
     return BatchSummary(
         input=str(request.input),
         out=str(request.out),
-        method=settings.method.value,
+        method=settings.options.method.value,
         llm=settings.llm or "(default)",
         executor=executor,
         workers=request.workers,

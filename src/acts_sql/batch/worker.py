@@ -29,13 +29,7 @@ from acts_sql.batch.tasks import BatchJob
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.url import has_scheme, parse_url
-from acts_sql.engine.budget import (
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_LLM_CALLS,
-    DEFAULT_MAX_NODES,
-    DEFAULT_MAX_SECONDS,
-)
-from acts_sql.engine.options import DEFAULT_TEMPERATURE, Method
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import UsageSummary
 from acts_sql.errors import ActsSqlError, ConfigError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
@@ -61,16 +55,8 @@ class BatchSettings(BaseModel):
     scripted_delay_s: float = Field(0.0, ge=0.0)
     """A scripted backend's simulated latency per call (a stand-in for an endpoint, to
     measure throughput); other backends ignore it."""
-    method: Method = Method.ACTS
-    execution_tools: bool = True
-    ambiguity_detection: bool = True
-    max_llm_calls: int = DEFAULT_MAX_LLM_CALLS
-    max_nodes: int = DEFAULT_MAX_NODES
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_seconds: float = DEFAULT_MAX_SECONDS
-    candidates: int | None = None
-    temperature: float = DEFAULT_TEMPERATURE
-    parallel: int | None = None
+    options: CorrectionOptions = Field(default_factory=CorrectionOptions)
+    """How every task is corrected: method, budgets, switches."""
     timeout: float | None = None
     max_rows: int | None = None
     allow_writes: bool = False
@@ -82,21 +68,6 @@ class BatchSettings(BaseModel):
             overrides["delay_s"] = self.scripted_delay_s
         backend = parse_llm_spec(self.llm, **overrides)
         return CachedBackend(backend, self.llm_cache) if self.llm_cache else backend
-
-    def correct_options(self) -> dict[str, Any]:
-        """Keyword arguments of `acts_sql.correct` (besides the task and the backend)."""
-        return dict(
-            method=self.method,
-            execution_tools=self.execution_tools,
-            ambiguity_detection=self.ambiguity_detection,
-            max_llm_calls=self.max_llm_calls,
-            max_nodes=self.max_nodes,
-            max_depth=self.max_depth,
-            max_seconds=self.max_seconds,
-            candidates=self.candidates,
-            temperature=self.temperature,
-            parallel=self.parallel,
-        )
 
     def build(self) -> BatchWorker:
         """The worker (`acts_sql.scale.base.WorkerSpec`)."""
@@ -180,7 +151,7 @@ class BatchWorker:
                 job.task.question,
                 job.task.sql,
                 llm=_for_task(self.backend),
-                **self.settings.correct_options(),
+                options=self.settings.options,
             )
         except LLMUnavailableError as exc:
             return BatchOutcome(record=error_record(job, str(exc), "llm", worker=self.name))

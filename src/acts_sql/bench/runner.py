@@ -10,7 +10,6 @@ tasks that already have a record with a prediction are not run again.
 
 from __future__ import annotations
 
-import inspect
 import json
 import threading
 import time
@@ -32,13 +31,7 @@ from acts_sql.bench.report import BenchReport, build_bench_report, write_report,
 from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.db.executor import Executor
-from acts_sql.engine.budget import (
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_LLM_CALLS,
-    DEFAULT_MAX_NODES,
-    DEFAULT_MAX_SECONDS,
-)
-from acts_sql.engine.options import Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.base import LLMBackend
@@ -51,40 +44,34 @@ PREDICTIONS = "preds.jsonl"
 TRACES = "traces"
 
 
+SAMPLING = ("candidates", "temperature")
+
+
 class MethodSpec(BaseModel):
-    """The method under test, its switches (ablations) and budgets."""
+    """The method under test (its options: switches, ablations, budgets) and the LLM."""
 
     model_config = ConfigDict(frozen=True)
 
-    method: Method = Method.ACTS
     llm: str | None = None
-    execution_tools: bool = True
-    ambiguity_detection: bool = True
-    max_llm_calls: int = DEFAULT_MAX_LLM_CALLS
-    max_nodes: int = DEFAULT_MAX_NODES
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_seconds: float = DEFAULT_MAX_SECONDS
-    candidates: int | None = Field(default=None, ge=1)
-    """Candidates per generation (samples); None: the method's default."""
-    temperature: float | None = Field(default=None, ge=0.0)
-    """Sampling temperature of the candidates; None: the method's default."""
+    options: CorrectionOptions = Field(default_factory=CorrectionOptions)
 
-    def correct_options(self) -> dict[str, Any]:
-        """The sampling keyword arguments for `acts_sql.api.correct`: only those that are set."""
-        options: dict[str, Any] = {}
-        if self.candidates is not None:
-            options["candidates"] = self.candidates
-        if self.temperature is not None:
-            options["temperature"] = self.temperature
-        return options
+    @property
+    def method(self) -> Method:
+        return self.options.method
+
+    def sampling(self) -> dict[str, Any]:
+        """The candidates and temperature the run was given (those left out are the
+        method's defaults): what records and reports name, and a resumed run must match."""
+        given = self.options.model_fields_set
+        return {k: getattr(self.options, k) for k in SAMPLING if k in given}
 
     @property
     def label(self) -> str:
         """The name in reports: the method, plus its ablations (``acts-no-exec``)."""
-        name = self.method.value
-        if not self.execution_tools:
+        name = self.options.method.value
+        if not self.options.execution_tools:
             name += "-no-exec"
-        if not self.ambiguity_detection:
+        if not self.options.ambiguity_detection:
             name += "-no-ambiguity"
         return name
 
@@ -174,7 +161,6 @@ class BenchRun:
         self.out = request.out
         self._lock = threading.Lock()
         self.multi_set = len({i.task.set for i in self.items}) > 1
-        _check_correct_accepts(self.spec.correct_options())
 
     # -- files -----------------------------------------------------------------------------
 
@@ -191,14 +177,12 @@ class BenchRun:
                     f"{path} holds a run of method {record.method!r}, not {self.spec.label!r}: "
                     "use another --out directory"
                 )
-            if (record.candidates, record.temperature) != (
-                self.spec.candidates,
-                self.spec.temperature,
-            ):
+            mine = self.spec.sampling()
+            if (record.candidates, record.temperature) != tuple(map(mine.get, SAMPLING)):
                 raise BenchDataError(
                     f"{path} holds a run with candidates={record.candidates}, "
-                    f"temperature={record.temperature}, not candidates={self.spec.candidates}, "
-                    f"temperature={self.spec.temperature}: use another --out directory"
+                    f"temperature={record.temperature}, not candidates={mine.get('candidates')}, "
+                    f"temperature={mine.get('temperature')}: use another --out directory"
                 )
             if record.ran:
                 records[record.key] = record
@@ -269,7 +253,7 @@ class BenchRun:
             inputs={
                 "tasks": str(self.request.tasks),
                 "gt": str(self.request.gt),
-                **{name: str(value) for name, value in self.spec.correct_options().items()},
+                **{name: str(value) for name, value in self.spec.sampling().items()},
             },
             seconds=time.perf_counter() - started,
             today=self.request.options.today,
@@ -324,6 +308,7 @@ def task_record(
 ) -> BenchRecord:
     """A task's record with the run's method, LLM and sampling options."""
     task, spec = item.task, request.method
+    sampling = spec.sampling()
     return BenchRecord(
         instance_id=task.instance_id,
         set=task.set,
@@ -331,8 +316,8 @@ def task_record(
         category=task.category,
         method=spec.label,
         llm=llm,
-        candidates=spec.candidates,
-        temperature=spec.temperature,
+        candidates=sampling.get("candidates"),
+        temperature=sampling.get("temperature"),
         status=status,
         reason=reason,
         machine=machine_label(),
@@ -406,14 +391,7 @@ class MethodWorker:
             task.query,
             ";\n".join(task.issue_sql),
             llm=self.backend,
-            method=self.spec.method,
-            max_llm_calls=self.spec.max_llm_calls,
-            max_nodes=self.spec.max_nodes,
-            max_depth=self.spec.max_depth,
-            max_seconds=self.spec.max_seconds,
-            execution_tools=self.spec.execution_tools,
-            ambiguity_detection=self.spec.ambiguity_detection,
-            **self.spec.correct_options(),
+            options=self.spec.options,
         )
 
     def _finish(self, item: ScoredTask, result: CorrectionResult) -> BenchOutcome:
@@ -461,26 +439,6 @@ class ActorWorkers(BaseModel):
         backend = parse_llm_spec(request.method.llm, **request.llm_options)
         options = request.options.model_copy(update={"workers": 1})
         return MethodWorker(request, backend, Evaluator(options), owns_evaluator=True)
-
-
-def _check_correct_accepts(options: dict[str, Any]) -> None:
-    """Fail before the first task when `correct` does not take a sampling option that is set."""
-    if not options:
-        return
-    try:
-        parameters = inspect.signature(correct).parameters
-    except (TypeError, ValueError):
-        return
-    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
-    unknown = sorted(name for name in options if name not in parameters)
-    if unknown:
-        raise BenchDataError(
-            "this acts-sql's correct() has no "
-            + " or ".join(f"{name!r}" for name in unknown)
-            + " option: leave out --"
-            + " and --".join(unknown)
-        )
 
 
 def run_bench(

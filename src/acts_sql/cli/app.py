@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +28,10 @@ from acts_sql.cli.demo import run_demo, task_ids
 from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
 from acts_sql.cli.options import (
     AllowWrites,
+    ApiKey,
+    BaseUrl,
     Candidates,
+    LlmCache,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
@@ -38,6 +42,8 @@ from acts_sql.cli.options import (
     Parallel,
     Temperature,
     Timeout,
+    correction_options,
+    method_flag,
 )
 from acts_sql.cli.render import (
     Activity,
@@ -54,7 +60,7 @@ from acts_sql.engine.budget import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_SECONDS,
 )
-from acts_sql.engine.options import DEFAULT_TEMPERATURE
+from acts_sql.engine.options import DEFAULT_TEMPERATURE, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
@@ -114,57 +120,66 @@ def emit_result(
         show_result(console, result)
 
 
+DbOpt = Annotated[str, typer.Option(help="database URL (sqlite:///path.db) or file path")]
+QuestionOpt = Annotated[str, typer.Option(help="what the user wants: the issue or the question")]
+SqlOpt = Annotated[str, typer.Option(help="the SQL to correct; omit for text-to-SQL mode")]
+SqlFileOpt = Annotated[
+    Path | None,
+    typer.Option("--sql-file", help="read the SQL to correct from this file (- for stdin)"),
+]
+QuestionFileOpt = Annotated[
+    Path | None,
+    typer.Option("--question-file", help="read the question from this file (- for stdin)"),
+]
+DialectOpt = Annotated[str | None, typer.Option(help="SQL dialect; default: the database's")]
+LanguageOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="query language of the query and the answer, e.g. prql (compiled to the "
+        "database's SQL to run; `acts-sql languages` lists them); default: the "
+        "language of the --sql-file suffix (.prql), else the database's SQL"
+    ),
+]
+FixLlm = Annotated[
+    str | None,
+    typer.Option(
+        help="LLM SPEC: openai:MODEL, local:NAME, local:PATH.gguf, scripted:PATH "
+        "(default: an endpoint from OPENAI_BASE_URL/OPENAI_API_KEY, else the embedded "
+        "local model)"
+    ),
+]
+MethodOpt = Annotated[
+    Method,
+    typer.Option(
+        parser=method_flag,
+        metavar="<str>",
+        help="acts | linear | critic | raw | vote | dac | maplerepair",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result object as JSON")]
+TraceOpt = Annotated[Path | None, typer.Option(help="write the trace events as JSON to this file")]
+HtmlOpt = Annotated[
+    Path | None, typer.Option(help="write the debugging tree as a self-contained HTML page")
+]
+
+
 @app.command()
 def fix(
-    db: Annotated[str, typer.Option(help="database URL (sqlite:///path.db) or file path")],
-    question: Annotated[
-        str, typer.Option(help="what the user wants: the issue or the question")
-    ] = "",
-    sql: Annotated[str, typer.Option(help="the SQL to correct; omit for text-to-SQL mode")] = "",
-    sql_file: Annotated[
-        Path | None,
-        typer.Option("--sql-file", help="read the SQL to correct from this file (- for stdin)"),
-    ] = None,
-    question_file: Annotated[
-        Path | None,
-        typer.Option("--question-file", help="read the question from this file (- for stdin)"),
-    ] = None,
-    dialect: Annotated[
-        str | None, typer.Option(help="SQL dialect; default: the database's")
-    ] = None,
-    language: Annotated[
-        str | None,
-        typer.Option(
-            help="query language of the query and the answer, e.g. prql (compiled to the "
-            "database's SQL to run; `acts-sql languages` lists them); default: the "
-            "language of the --sql-file suffix (.prql), else the database's SQL"
-        ),
-    ] = None,
-    llm: Annotated[
-        str | None,
-        typer.Option(
-            help="LLM SPEC: openai:MODEL, local:NAME, local:PATH.gguf, scripted:PATH "
-            "(default: an endpoint from OPENAI_BASE_URL/OPENAI_API_KEY, else the embedded "
-            "local model)"
-        ),
-    ] = None,
-    llm_cache: Annotated[
-        Path | None,
-        typer.Option(
-            help="record/replay cache directory: identical LLM requests are answered from disk"
-        ),
-    ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
-    api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
-    method: Annotated[
-        str, typer.Option(help="acts | linear | critic | raw | vote | dac | maplerepair")
-    ] = "acts",
-    as_json: Annotated[
-        bool, typer.Option("--json", help="print the result object as JSON")
-    ] = False,
-    trace: Annotated[
-        Path | None, typer.Option(help="write the trace events as JSON to this file")
-    ] = None,
+    ctx: typer.Context,
+    db: DbOpt,
+    question: QuestionOpt = "",
+    sql: SqlOpt = "",
+    sql_file: SqlFileOpt = None,
+    question_file: QuestionFileOpt = None,
+    dialect: DialectOpt = None,
+    language: LanguageOpt = None,
+    llm: FixLlm = None,
+    llm_cache: LlmCache = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    method: MethodOpt = Method.ACTS,
+    as_json: JsonOpt = False,
+    trace: TraceOpt = None,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
@@ -177,60 +192,67 @@ def fix(
     timeout: Timeout = None,
     max_rows: MaxRows = None,
     allow_writes: AllowWrites = False,
-    html: Annotated[
-        Path | None, typer.Option(help="write the debugging tree as a self-contained HTML page")
-    ] = None,
+    html: HtmlOpt = None,
 ) -> None:
     """Correct SQL so it does what the question or issue asks."""
     console = make_console(stderr=as_json)
     activity = Activity()
+    listen = activity if as_json else fan_out(activity, progress_printer(console))
     with interruptible(lambda: f"the correction ({activity.where()}); nothing was written"):
         try:
-            one_stdin({"--sql-file": sql_file, "--question-file": question_file})
-            sql = text_option(sql, sql_file, flag="--sql", file_flag="--sql-file")
-            question = text_option(
-                question, question_file, flag="--question", file_flag="--question-file"
-            )
-            writable_file(trace, "--trace")
-            writable_file(html, "--html")
-            writable_dir(llm_cache, "--llm-cache")
-            listen = activity if as_json else fan_out(activity, progress_printer(console))
-            # bad input (an unknown language, a database that cannot be opened) is reported
-            # before an LLM is set up (which may load a model, or be missing altogether)
-            if language is None and sql_file is not None and str(sql_file) != "-":
-                by_suffix = default_registry().for_suffix(sql_file.suffix)
-                language = by_suffix.name if by_suffix is not None else None
-            if language is not None:
-                get_language(language)
-            executor = open_database(
-                db, dialect, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes
-            )
-            try:
-                result = correct(
-                    executor,
-                    question,
-                    sql,
-                    dialect=dialect,
-                    language=language,
-                    llm=make_backend(llm, base_url=base_url, api_key=api_key, cache=llm_cache),
-                    method=method,
-                    max_llm_calls=max_llm_calls,
-                    max_nodes=max_nodes,
-                    max_depth=max_depth,
-                    max_seconds=max_seconds,
-                    execution_tools=not no_execution_tools,
-                    ambiguity_detection=not no_ambiguity,
-                    candidates=candidates,
-                    temperature=temperature,
-                    parallel=parallel,
-                    on_event=listen,
-                )
-            finally:
-                executor.close()
+            result = run_fix(ctx.params, listen)
         except ActsSqlError as exc:
             raise fail(str(exc)) from None
     emit_outputs(result, as_json=as_json, trace=trace, html=html, console=console)
     raise typer.Exit(EXIT_ACCEPTED if result.accepted else EXIT_NOT_ACCEPTED)
+
+
+def run_fix(flags: dict[str, Any], listen: Callable[[TraceEvent], None]) -> CorrectionResult:
+    """`fix` from its flags (by parameter name): bad input (unreadable files, an unknown
+    language, a database that cannot be opened) is reported before an LLM is set up (which
+    may load a model, or be missing altogether)."""
+    sql_file, question_file = flags["sql_file"], flags["question_file"]
+    one_stdin({"--sql-file": sql_file, "--question-file": question_file})
+    sql = text_option(flags["sql"], sql_file, flag="--sql", file_flag="--sql-file")
+    question = text_option(
+        flags["question"], question_file, flag="--question", file_flag="--question-file"
+    )
+    writable_file(flags["trace"], "--trace")
+    writable_file(flags["html"], "--html")
+    writable_dir(flags["llm_cache"], "--llm-cache")
+    language = query_language(flags["language"], sql_file)
+    given = {name: flags[name] for name in ("timeout", "max_rows", "allow_writes")}
+    executor = open_database(flags["db"], flags["dialect"], **given)
+    try:
+        options = correction_options(flags)
+        backend = make_backend(
+            flags["llm"],
+            base_url=flags["base_url"],
+            api_key=flags["api_key"],
+            cache=flags["llm_cache"],
+        )
+        return correct(
+            executor,
+            question,
+            sql,
+            llm=backend,
+            options=options,
+            on_event=listen,
+            dialect=flags["dialect"],
+            language=language,
+        )
+    finally:
+        executor.close()
+
+
+def query_language(language: str | None, sql_file: Path | None) -> str | None:
+    """`--language`, else the one of the `--sql-file` suffix; an unknown one is bad input."""
+    if language is None and sql_file is not None and str(sql_file) != "-":
+        by_suffix = default_registry().for_suffix(sql_file.suffix)
+        language = by_suffix.name if by_suffix is not None else None
+    if language is not None:
+        get_language(language)
+    return language
 
 
 def make_backend(

@@ -28,7 +28,10 @@ from acts_sql.cli.console import make_console, one_line
 from acts_sql.cli.inputs import writable_dir
 from acts_sql.cli.options import (
     AllowWrites,
+    ApiKey,
+    BaseUrl,
     Candidates,
+    Llm,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
@@ -39,6 +42,7 @@ from acts_sql.cli.options import (
     Parallel,
     Temperature,
     Timeout,
+    correction_options,
 )
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
@@ -116,39 +120,42 @@ def summary_line(summary: BatchSummary, out: Path) -> str:
     )
 
 
+TasksIn = Annotated[
+    Path,
+    typer.Option("--in", help="tasks JSONL: one {id, database, question, sql?, dialect?} per line"),
+]
+OutOpt = Annotated[Path, typer.Option(help="output directory (resumable)")]
+DatabasesOpt = Annotated[
+    Path | None, typer.Option(help='TOML file of database names: [databases] name = "URL"')
+]
+SharedCache = Annotated[
+    Path | None, typer.Option(help="record/replay cache directory, shared by the workers")
+]
+ScriptedDelay = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        help="scripted:PATH only: seconds each LLM call sleeps (an endpoint's latency, "
+        "to measure throughput)",
+    ),
+]
+MethodOpt = Annotated[Method, typer.Option(help="the correction method, as in `fix`")]
+
+
 def batch(
-    tasks: Annotated[
-        Path,
-        typer.Option(
-            "--in", help="tasks JSONL: one {id, database, question, sql?, dialect?} per line"
-        ),
-    ],
-    out: Annotated[Path, typer.Option(help="output directory (resumable)")],
-    databases: Annotated[
-        Path | None, typer.Option(help='TOML file of database names: [databases] name = "URL"')
-    ] = None,
+    ctx: typer.Context,
+    tasks: TasksIn,
+    out: OutOpt,
+    databases: DatabasesOpt = None,
     executor: ExecutorOpt = ExecutorKind.LOCAL,
     workers: WorkersOpt = 1,
     ray_address: RayAddressOpt = None,
-    llm: Annotated[
-        str | None, typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH")
-    ] = None,
-    llm_cache: Annotated[
-        Path | None, typer.Option(help="record/replay cache directory, shared by the workers")
-    ] = None,
-    scripted_delay: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            help="scripted:PATH only: seconds each LLM call sleeps (an endpoint's latency, "
-            "to measure throughput)",
-        ),
-    ] = 0.0,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
-    api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
-    method: Annotated[Method, typer.Option(help="the correction method, as in `fix`")] = (
-        Method.ACTS
-    ),
+    llm: Llm = None,
+    llm_cache: SharedCache = None,
+    scripted_delay: ScriptedDelay = 0.0,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    method: MethodOpt = Method.ACTS,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
@@ -169,37 +176,18 @@ def batch(
     Re-running into the same --out skips the finished tasks.
     """
     console = make_console(stderr=True)
-    settings: dict[str, Any] = dict(
-        llm=llm,
-        base_url=base_url,
-        api_key=api_key,
-        llm_cache=llm_cache,
-        scripted_delay_s=scripted_delay,
-        method=method,
-        execution_tools=not no_execution_tools,
-        ambiguity_detection=not no_ambiguity,
-        max_llm_calls=max_llm_calls,
-        max_nodes=max_nodes,
-        max_depth=max_depth,
-        max_seconds=max_seconds,
-        candidates=candidates,
-        temperature=temperature,
-        parallel=parallel,
-        timeout=timeout,
-        max_rows=max_rows,
-        allow_writes=allow_writes,
-    )
     with command_errors(
         out, lambda: f"batch; the finished tasks are kept in {out}, the same command goes on"
     ):
         writable_dir(out, "--out")
         writable_dir(llm_cache, "--llm-cache")
-        BatchSettings(**settings).backend()  # a bad --llm is bad input before any worker starts
+        settings = batch_settings(ctx.params)
+        settings.backend()  # a bad --llm is bad input before any worker starts
         request = BatchRequest(
             input=tasks,
             out=out,
             databases=databases,
-            settings=BatchSettings(**settings),
+            settings=settings,
             executor=executor,
             workers=workers,
             ray_address=ray_address,
@@ -208,6 +196,16 @@ def batch(
     console.print(summary_line(summary, out), soft_wrap=True)
     complete = summary.errors == 0 and summary.bad_lines == 0
     raise typer.Exit(EXIT_COMPLETE if complete else EXIT_INCOMPLETE)
+
+
+def batch_settings(flags: dict[str, Any]) -> BatchSettings:
+    """What every worker is built from, from the flags of `batch` (by parameter name)."""
+    given = ("llm", "base_url", "api_key", "llm_cache", "timeout", "max_rows", "allow_writes")
+    return BatchSettings(
+        **{name: flags[name] for name in given},
+        scripted_delay_s=flags["scripted_delay"],
+        options=correction_options(flags),
+    )
 
 
 def _run(request: BatchRequest, console: Console) -> BatchSummary:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -41,12 +41,16 @@ from acts_sql.bench.servers import ServerURLs
 from acts_sql.cli.console import fail, interruptible, make_console
 from acts_sql.cli.inputs import writable_dir
 from acts_sql.cli.options import (
+    ApiKey,
+    BaseUrl,
+    Llm,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
     MaxSeconds,
     NoAmbiguity,
     NoExecutionTools,
+    correction_options,
 )
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
@@ -254,65 +258,67 @@ def eval_bird_critic(
     console.print(summary_line(report, out), soft_wrap=True)
 
 
+BenchMethod = Annotated[
+    Method,
+    typer.Option(help=" | ".join(m.value for m in Method) + " (raw: the official baseline prompt)"),
+]
+AllTasksOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all-tasks", help="also run tasks that cannot be scored here (no solution/tables)"
+    ),
+]
+BenchCandidates = Annotated[
+    int | None,
+    typer.Option("--candidates", min=1, help="candidates per generation (default: the method's)"),
+]
+BenchTemperature = Annotated[
+    float | None,
+    typer.Option("--temperature", min=0.0, help="sampling temperature (default: the method's)"),
+]
+ExecutorOpt = Annotated[
+    ExecutorKind,
+    typer.Option(
+        help="local: --workers threads of this process; ray: --workers Ray actors, each "
+        "with its own backend and evaluator"
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(help="--executor ray: the cluster; empty: a local Ray cluster for the run"),
+]
+
+
 @bench_app.command("bird-critic")
 def bench_bird_critic(
+    ctx: typer.Context,
     tasks: TasksOpt,
     out: OutOpt,
     gt: GtOpt = None,
-    method: Annotated[
-        Method,
-        typer.Option(
-            help=" | ".join(m.value for m in Method) + " (raw: the official baseline prompt)"
-        ),
-    ] = Method.ACTS,
-    llm: Annotated[
-        str | None,
-        typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH"),
-    ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
-    api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
+    method: BenchMethod = Method.ACTS,
+    llm: Llm = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
     workers: WorkersOpt = 1,
     sets: SetOpt = None,
     dialects: DialectOpt = None,
     categories: CategoryOpt = None,
     ids: IdsOpt = None,
     limit: LimitOpt = None,
-    all_tasks: Annotated[
-        bool,
-        typer.Option(
-            "--all-tasks", help="also run tasks that cannot be scored here (no solution/tables)"
-        ),
-    ] = False,
+    all_tasks: AllTasksOpt = False,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
-    candidates: Annotated[
-        int | None,
-        typer.Option(
-            "--candidates", min=1, help="candidates per generation (default: the method's)"
-        ),
-    ] = None,
-    temperature: Annotated[
-        float | None,
-        typer.Option("--temperature", min=0.0, help="sampling temperature (default: the method's)"),
-    ] = None,
+    candidates: BenchCandidates = None,
+    temperature: BenchTemperature = None,
     pg_url: PgOpt = None,
     mysql_url: MyOpt = None,
     today: TodayOpt = None,
-    executor: Annotated[
-        ExecutorKind,
-        typer.Option(
-            help="local: --workers threads of this process; ray: --workers Ray actors, each "
-            "with its own backend and evaluator"
-        ),
-    ] = ExecutorKind.LOCAL,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(help="--executor ray: the cluster; empty: a local Ray cluster for the run"),
-    ] = None,
+    executor: ExecutorOpt = ExecutorKind.LOCAL,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Run a correction method over BIRD-CRITIC tasks and score its predictions.
 
@@ -323,47 +329,11 @@ def bench_bird_critic(
     console = make_console(stderr=True)
     fixed_day = parse_today(today)
     seen: list[ProgressHooks] = []
-
-    def finished() -> int:
-        return seen[0].finished if seen else 0
-
-    with command_errors(
-        out,
-        lambda: (
-            f"bench bird-critic after {finished()} finished task(s), kept in {out}/records.jsonl: "
-            "the same command goes on from there"
-        ),
-    ):
+    with command_errors(out, lambda: bench_interrupted(out, seen)):
         writable_dir(out, "--out")
-        overrides = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
-        backend = parse_llm_spec(llm, **overrides)
-        request = BenchRequest(
-            tasks=tasks,
-            gt=gt,
-            out=out,
-            method=MethodSpec(
-                method=method,
-                llm=llm,
-                execution_tools=not no_execution_tools,
-                ambiguity_detection=not no_ambiguity,
-                max_llm_calls=max_llm_calls,
-                max_nodes=max_nodes,
-                max_depth=max_depth,
-                max_seconds=max_seconds,
-                candidates=candidates,
-                temperature=temperature,
-            ),
-            filter=make_filter(sets, dialects, categories, ids, limit, False),
-            options=EvalOptions(
-                workers=workers, servers=ServerURLs.resolve(pg_url, mysql_url), today=fixed_day
-            ),
-            evaluable_only=not all_tasks,
-            executor=executor,
-            ray_address=ray_address,
-            llm_options=overrides,
-        )
-        label = f"bench {request.method.label}"
-        with progress_bar(console, label) as hooks:
+        request = bench_request(ctx.params, fixed_day)
+        backend = parse_llm_spec(llm, **request.llm_options)
+        with progress_bar(console, f"bench {request.method.label}") as hooks:
             seen.append(hooks)
             report = run_bench(
                 request,
@@ -372,6 +342,43 @@ def bench_bird_critic(
                 on_record=lambda r: hooks.result(r.result()),
             )
     console.print(summary_line(report, out), soft_wrap=True)
+
+
+def bench_interrupted(out: Path, seen: list[ProgressHooks]) -> str:
+    """What an interrupted `bench bird-critic` leaves (`seen`: its progress bar, once shown)."""
+    finished = seen[0].finished if seen else 0
+    return (
+        f"bench bird-critic after {finished} finished task(s), kept in {out}/records.jsonl: "
+        "the same command goes on from there"
+    )
+
+
+def bench_request(flags: dict[str, Any], today: date | None) -> BenchRequest:
+    """The run `bench bird-critic` asks for, from its flags (by parameter name)."""
+    given = (("base_url", flags["base_url"]), ("api_key", flags["api_key"]))
+    return BenchRequest(
+        tasks=flags["tasks"],
+        gt=flags["gt"],
+        out=flags["out"],
+        method=MethodSpec(llm=flags["llm"], options=correction_options(flags)),
+        filter=make_filter(
+            flags["sets"],
+            flags["dialects"],
+            flags["categories"],
+            flags["ids"],
+            flags["limit"],
+            False,
+        ),
+        options=EvalOptions(
+            workers=flags["workers"],
+            servers=ServerURLs.resolve(flags["pg_url"], flags["mysql_url"]),
+            today=today,
+        ),
+        evaluable_only=not flags["all_tasks"],
+        executor=flags["executor"],
+        ray_address=flags["ray_address"],
+        llm_options={k: v for k, v in given if v},
+    )
 
 
 def candidate_progress(line: CandidateLine, done: int, total: int) -> str:

@@ -9,18 +9,27 @@ Exit codes: 0 done; 2 bad input or configuration; 130 interrupted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from acts_sql.bench.logs.generator import DEFAULT_SEED, LogSize, generate
 from acts_sql.bench.logs.report import build_report, write_report
 from acts_sql.bench.logs.runner import LogRecord, LogsBenchRequest, run_logs_bench
-from acts_sql.cli.bench import command_errors
+from acts_sql.cli.bench import BenchCandidates, BenchTemperature, command_errors
 from acts_sql.cli.console import fail, make_console
 from acts_sql.cli.inputs import writable_dir
-from acts_sql.cli.options import MaxLlmCalls, MaxSeconds
+from acts_sql.cli.options import (
+    ApiKey,
+    BaseUrl,
+    Llm,
+    MaxLlmCalls,
+    MaxSeconds,
+    correction_options,
+)
 from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
 from acts_sql.engine.options import Method
 from acts_sql.llm.spec import parse_llm_spec
@@ -33,38 +42,37 @@ SizeOpt = Annotated[
 SeedOpt = Annotated[int, typer.Option(help="generator seed: the same seed, the same rows")]
 
 
+MethodsOpt = Annotated[
+    list[Method],
+    typer.Option(
+        "--method", help="correction method, repeatable: " + " | ".join(m.value for m in Method)
+    ),
+]
+OutOpt = Annotated[Path, typer.Option(help="output directory (records, report, the database)")]
+DbOpt = Annotated[
+    Path | None,
+    typer.Option(help="an existing log database (default: OUT/logs-SIZE-SEED.duckdb, built)"),
+]
+IdsOpt = Annotated[str | None, typer.Option(help="comma-separated task ids: L01,L17")]
+LimitOpt = Annotated[int | None, typer.Option(min=0, help="at most N tasks")]
+
+
 def bench_logs(
-    method: Annotated[
-        list[Method],
-        typer.Option(
-            "--method",
-            help="correction method, repeatable: " + " | ".join(m.value for m in Method),
-        ),
-    ],
-    out: Annotated[
-        Path, typer.Option(help="output directory (records, report, the database)")
-    ] = DEFAULT_OUT,
-    llm: Annotated[
-        str | None, typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")] = None,
-    api_key: Annotated[str | None, typer.Option(help="API key for the endpoint")] = None,
+    ctx: typer.Context,
+    method: MethodsOpt,
+    out: OutOpt = DEFAULT_OUT,
+    llm: Llm = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
     size: SizeOpt = LogSize.SMALL,
     seed: SeedOpt = DEFAULT_SEED,
-    db: Annotated[
-        Path | None,
-        typer.Option(help="an existing log database (default: OUT/logs-SIZE-SEED.duckdb, built)"),
-    ] = None,
-    ids: Annotated[str | None, typer.Option(help="comma-separated task ids: L01,L17")] = None,
-    limit: Annotated[int | None, typer.Option(min=0, help="at most N tasks")] = None,
+    db: DbOpt = None,
+    ids: IdsOpt = None,
+    limit: LimitOpt = None,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
-    candidates: Annotated[
-        int | None, typer.Option(min=1, help="candidates per generation (default: the method's)")
-    ] = None,
-    temperature: Annotated[
-        float | None, typer.Option(min=0.0, help="sampling temperature (default: the method's)")
-    ] = None,
+    candidates: BenchCandidates = None,
+    temperature: BenchTemperature = None,
 ) -> None:
     """Text-to-query in PRQL on the generated log database: generate, then correct, per method.
 
@@ -92,25 +100,9 @@ def bench_logs(
             db=db,
             ids=[i.strip() for i in (ids or "").split(",") if i.strip()],
             limit=limit,
-            max_llm_calls=max_llm_calls,
-            max_seconds=max_seconds,
-            candidates=candidates,
-            temperature=temperature,
+            options=correction_options({**ctx.params, "method": None}),
         )
-        done: list[LogRecord] = []
-
-        def progress(record: LogRecord) -> None:
-            done.append(record)
-            verdict = "passed" if record.passed else (record.error or "failed")
-            console.print(
-                f"[{len(done)}] {record.method} {record.id}: {verdict} "
-                f"(generated: {'passed' if record.initial_passed else 'failed'}, "
-                f"{record.seconds:.1f} s)",
-                soft_wrap=True,
-                markup=False,
-            )
-
-        records = run_logs_bench(request, backend=backend, on_record=progress)
+        records = run_logs_bench(request, backend=backend, on_record=progress_printer(console))
         report = build_report(records, llm=llm, database=str(request.database_path()))
         write_report(out, report)
     for row in report.rows:
@@ -120,6 +112,24 @@ def bench_logs(
             markup=False,
         )
     console.print(f"-> {out}/report.md", markup=False)
+
+
+def progress_printer(console: Console) -> Callable[[LogRecord], None]:
+    """One line per finished task: its method, verdict and time."""
+    done: list[LogRecord] = []
+
+    def progress(record: LogRecord) -> None:
+        done.append(record)
+        verdict = "passed" if record.passed else (record.error or "failed")
+        console.print(
+            f"[{len(done)}] {record.method} {record.id}: {verdict} "
+            f"(generated: {'passed' if record.initial_passed else 'failed'}, "
+            f"{record.seconds:.1f} s)",
+            soft_wrap=True,
+            markup=False,
+        )
+
+    return progress
 
 
 def bench_logs_db(

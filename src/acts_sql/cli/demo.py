@@ -34,6 +34,8 @@ from acts_sql.cli.console import interruptible, make_console
 from acts_sql.cli.render import progress_line, show_result
 from acts_sql.db.connect import open_database
 from acts_sql.demo import DemoTask, demo_db_path, load_tasks
+from acts_sql.engine.budget import Budget
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ConfigError, LLMSpecError
@@ -81,10 +83,10 @@ def run_demo(
     live: LLMBackend | None = None
     if scripted:
         console.print(SCRIPTED_NOTICE, style="yellow")
-        budget = _budget(max_llm_calls, max_seconds, SCRIPTED_MAX_LLM_CALLS, SCRIPTED_MAX_SECONDS)
+        options = _options(max_llm_calls, max_seconds, SCRIPTED_MAX_LLM_CALLS, SCRIPTED_MAX_SECONDS)
     else:
-        budget = _budget(max_llm_calls, max_seconds, LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS)
-        live = _prepare_live(llm or DEFAULT_DEMO_LLM, console, budget)
+        options = _options(max_llm_calls, max_seconds, LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS)
+        live = _prepare_live(llm or DEFAULT_DEMO_LLM, console, options.budget)
     results: list[tuple[DemoTask, CorrectionResult]] = []
 
     def where() -> str:
@@ -93,7 +95,7 @@ def run_demo(
 
     with interruptible(where):
         for task in tasks:
-            results.append((task, _run_task(task, console, live, budget, as_json=as_json)))
+            results.append((task, _run_task(task, console, live, options, as_json=as_json)))
     intended = [gives_intended_result(task, result) for task, result in results]
     console.print(summary_table(results, intended))
     accepted = sum(result.accepted for _, result in results)
@@ -115,7 +117,7 @@ def _run_task(
     task: DemoTask,
     console: Console,
     live: LLMBackend | None,
-    budget: dict[str, Any],
+    options: CorrectionOptions,
     *,
     as_json: bool,
 ) -> CorrectionResult:
@@ -128,8 +130,8 @@ def _run_task(
         task.question,
         task.sql,
         llm=live or ScriptedBackend.from_file(script_path(task.id)),
+        options=options,
         on_event=None if as_json else demo_progress(console),
-        **budget,
     )
     if as_json:
         sys.stdout.write(result.model_dump_json() + "\n")
@@ -149,16 +151,17 @@ def _select(task_id: str | None) -> list[DemoTask]:
     return chosen
 
 
-def _budget(
+def _options(
     max_llm_calls: int | None, max_seconds: float | None, calls: int, seconds: float
-) -> dict[str, Any]:
-    return {
-        "max_llm_calls": calls if max_llm_calls is None else max_llm_calls,
-        "max_seconds": seconds if max_seconds is None else max_seconds,
-    }
+) -> CorrectionOptions:
+    """The demo's options: its budget per task, `--max-llm-calls` / `--max-seconds` if given."""
+    return CorrectionOptions.of(
+        max_llm_calls=calls if max_llm_calls is None else max_llm_calls,
+        max_seconds=seconds if max_seconds is None else max_seconds,
+    )
 
 
-def _prepare_live(spec: str, console: Console, budget: dict[str, Any]) -> LLMBackend:
+def _prepare_live(spec: str, console: Console, budget: Budget) -> LLMBackend:
     """The backend for a live model, loaded now with progress on screen."""
     try:
         backend = parse_llm_spec(spec)
@@ -175,7 +178,7 @@ def _prepare_live(spec: str, console: Console, budget: dict[str, Any]) -> LLMBac
         console.print(Text.assemble(("LLM:", "bold"), f" {backend.name}"))
         label = backend.name
     console.print(
-        f"Budget per task: {budget['max_llm_calls']} LLM calls, {budget['max_seconds']:g} s. "
+        f"Budget per task: {budget.max_llm_calls} LLM calls, {budget.max_seconds:g} s. "
         "Every reply comes from the model; a small one may miss the intended SQL, and the demo "
         "shows what it tried.",
         style="dim",

@@ -1,14 +1,54 @@
 """Command-line options shared by `fix`, `batch` and `bench`: switches, budgets, limits.
 
 The defaults are those of `acts_sql.engine.budget.Budget`; the budgets apply
-per correction (per task when benchmarking).
+per correction (per task when benchmarking). A command's flags become one
+`CorrectionOptions` with `correction_options(ctx.params)`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+
+from acts_sql.cli.console import fail
+from acts_sql.engine.budget import Budget
+from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.errors import ConfigError
+
+SWITCHES = {"no_execution_tools": "execution_tools", "no_ambiguity": "ambiguity_detection"}
+"""The ablation flags, and the option each one turns off; the other flags are named as the
+`CorrectionOptions` field or `Budget` limit they set."""
+
+
+def correction_options(params: Mapping[str, Any]) -> CorrectionOptions:
+    """The options a command's flags ask for (`ctx.params`, by parameter name); a flag left
+    at None keeps the default. ConfigError when a value is not valid."""
+    names = (*CorrectionOptions.model_fields, *Budget.model_fields)
+    values = {name: params[name] for name in names if name in params}
+    values |= {option: not params[flag] for flag, option in SWITCHES.items() if flag in params}
+    return CorrectionOptions.of(**values)
+
+
+def method_flag(value: str | Method) -> Method:
+    """`--method`, any case; an unknown name: one `error:` line and exit 2."""
+    try:
+        return Method.parse(value)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+
+
+Llm = Annotated[str | None, typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH")]
+BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")]
+ApiKey = Annotated[str | None, typer.Option(help="API key for the endpoint")]
+LlmCache = Annotated[
+    Path | None,
+    typer.Option(
+        help="record/replay cache directory: identical LLM requests are answered from disk"
+    ),
+]
 
 NoExecutionTools = Annotated[
     bool, typer.Option("--no-execution-tools", help="ablation: without execution tools")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_MAX_LLM_CALLS = 40
 DEFAULT_MAX_NODES = 30
@@ -16,6 +16,8 @@ DEFAULT_MAX_SECONDS = 600.0
 class Budget(BaseModel):
     """Limits of one correction. When one runs out, the best candidate is returned; the depth
     limit ends a path (the search goes back to explore another), not the run."""
+
+    model_config = ConfigDict(extra="forbid")
 
     max_llm_calls: int = Field(DEFAULT_MAX_LLM_CALLS, ge=1)
     max_nodes: int = Field(DEFAULT_MAX_NODES, ge=1)

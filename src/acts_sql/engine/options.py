@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from acts_sql.engine.budget import Budget
+from acts_sql.errors import ConfigError
 
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_POOL = 4
@@ -29,8 +31,22 @@ class Method(StrEnum):
     MAPLEREPAIR = "maplerepair"
     """MapleRepair: the staged rule chain; the LLM repairer only when the rules leave an error."""
 
+    @classmethod
+    def parse(cls, value: str) -> Method:
+        """The method named `value` (any case); ConfigError naming the methods if none is."""
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            names = ", ".join(m.value for m in cls)
+            raise ConfigError(f"unknown method {value!r}; choose one of: {names}") from None
+
 
 class CorrectionOptions(BaseModel):
+    """How one correction runs: the only carrier of the method, budgets and switches, from
+    `acts_sql.correct(options=...)`, the command line, the service and the harnesses."""
+
+    model_config = ConfigDict(extra="forbid")
+
     method: Method = Method.ACTS
     budget: Budget = Field(default_factory=lambda: Budget())
     execution_tools: bool = True
@@ -67,6 +83,21 @@ class CorrectionOptions(BaseModel):
     """LLM requests in flight at once: calls the search will make later are sent ahead
     while it waits (`acts_sql.engine.prefetch`); the decisions and their order do not
     change. None: 4 for an OpenAI-compatible endpoint, 1 for a local or scripted model."""
+
+    @classmethod
+    def of(cls, **values: Any) -> CorrectionOptions:
+        """Options from flat values, the budget's limits among them; None leaves a default.
+        ConfigError (saying which option) when a value is not valid."""
+        given = {name: value for name, value in values.items() if value is not None}
+        if "method" in given:
+            given["method"] = Method.parse(given["method"])
+        limits = {name: given.pop(name) for name in Budget.model_fields if name in given}
+        try:
+            return cls(budget=Budget(**limits), **given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"invalid option {where}: {first['msg']}") from None
 
     def agreement_needed(self, pool_size: int) -> int:
         """`min_agreement`, or its default for pools of `pool_size` candidates."""

@@ -38,6 +38,7 @@ from pydantic import (
     model_validator,
 )
 
+from acts_sql.engine.budget import DEFAULT_MAX_DEPTH, DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_NODES
 from acts_sql.errors import ConfigError
 from acts_sql.sql.dialects import get_dialect
 
@@ -88,13 +89,23 @@ class LimitsConfig(_Strict):
     """Per-run wall-time budget: the maximum (and default) `max_seconds` of a request."""
     grace_seconds: float = Field(10.0, ge=0, le=3600)
     """A run still busy this long after its budget is reported as timed out."""
-    max_llm_calls: int = Field(40, ge=1, le=10_000)
-    max_nodes: int = Field(30, ge=1, le=10_000)
-    max_depth: int = Field(8, ge=1, le=100)
+    max_llm_calls: int = Field(DEFAULT_MAX_LLM_CALLS, ge=1, le=10_000)
+    max_nodes: int = Field(DEFAULT_MAX_NODES, ge=1, le=10_000)
+    max_depth: int = Field(DEFAULT_MAX_DEPTH, ge=1, le=100)
     max_text_chars: int = Field(100_000, ge=100)
     """Longest `question` or `sql` accepted."""
     keep_finished_runs: int = Field(1000, ge=1, le=1_000_000)
     """Deprecated: the default of `[store] max_runs` (finished runs kept)."""
+
+    def budget_maxima(self) -> dict[str, float]:
+        """The most a request's `options.budget` may ask for, by limit (and what it gets
+        for a limit it leaves out)."""
+        return {
+            "max_llm_calls": self.max_llm_calls,
+            "max_nodes": self.max_nodes,
+            "max_depth": self.max_depth,
+            "max_seconds": self.max_run_seconds,
+        }
 
 
 class DatabaseConfig(_Strict):

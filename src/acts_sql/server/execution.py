@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from acts_sql.api import correct
-from acts_sql.engine.options import DEFAULT_TEMPERATURE
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.catalog import BackendFactory, DatabaseCatalog
@@ -22,19 +21,11 @@ def make_work(catalog: DatabaseCatalog, backends: BackendFactory) -> Work:
                 executor,
                 spec.question,
                 spec.sql,
+                llm=backends(),
+                options=spec.options,
+                on_event=listener,
                 dialect=spec.dialect,
                 language=spec.language,
-                llm=backends(),
-                method=spec.method,
-                max_llm_calls=spec.max_llm_calls,
-                max_nodes=spec.max_nodes,
-                max_depth=spec.max_depth,
-                max_seconds=spec.max_seconds,
-                execution_tools=spec.execution_tools,
-                ambiguity_detection=spec.ambiguity_detection,
-                candidates=spec.candidates,
-                temperature=(DEFAULT_TEMPERATURE if spec.temperature is None else spec.temperature),
-                on_event=listener,
             )
         finally:
             executor.close()

@@ -9,15 +9,33 @@ configuration.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.server.config import DATABASE_NAME
 from acts_sql.server.errors import ErrorBody
 
-MethodName = Literal["acts", "linear", "critic", "raw", "vote", "dac", "maplerepair"]
+REQUEST_OPTIONS = frozenset(
+    {"method", "budget", "candidates", "temperature", "execution_tools", "ambiguity_detection"}
+)
+"""The `CorrectionOptions` a request may set; the others stay the service's defaults."""
+
+
+def _request_schema(schema: dict[str, Any]) -> None:
+    properties = schema["properties"]
+    for name in set(properties) - REQUEST_OPTIONS:
+        del properties[name]
+
+
+class RequestOptions(CorrectionOptions):
+    """How the correction runs: the method, its budget, the candidate pool and the ablation
+    switches (a `CorrectionOptions` with only these set; any other option is refused,
+    `unknown_field`)."""
+
+    model_config = ConfigDict(json_schema_extra=_request_schema)
 
 
 class _Request(BaseModel):
@@ -28,7 +46,6 @@ class _Request(BaseModel):
         max_length=64,
         description="the name of a database in the service's configuration",
     )
-    method: MethodName = "acts"
     dialect: str | None = Field(
         None,
         pattern=r"^[A-Za-z0-9_]{1,32}$",
@@ -40,20 +57,11 @@ class _Request(BaseModel):
         description="optional: the query language of `sql` and of the answer (an installed "
         "plugin such as prql; `acts-sql languages`); default: the database's SQL",
     )
-    max_llm_calls: int | None = Field(None, ge=1, description="at most the server's maximum")
-    max_nodes: int | None = Field(None, ge=1, description="at most the server's maximum")
-    max_depth: int | None = Field(None, ge=1, description="at most the server's maximum")
-    max_seconds: float | None = Field(
-        None, gt=0, description="wall-time budget; at most (and by default) the server's maximum"
+    options: RequestOptions = Field(
+        default_factory=RequestOptions,
+        description="a budget limit left out is the service's maximum; one above it is "
+        "refused (budget_over_limit)",
     )
-    candidates: int | None = Field(
-        None, ge=1, le=16, description="candidates per SQL-writing node; default: the backend's"
-    )
-    temperature: float | None = Field(
-        None, ge=0.0, le=2.0, description="sampling temperature of a pool's samples"
-    )
-    execution_tools: bool = Field(True, description="false: the w/o execution tools ablation")
-    ambiguity_detection: bool = Field(True, description="false: the w/o ambiguity ablation")
     wait: bool = Field(
         True,
         description="true: answer when the run has finished; false: answer 202 at once "

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Header, Query, Request, Security
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPBearer
 
+from acts_sql.engine.budget import Budget
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.errors import ConfigError
 from acts_sql.server.auth import Access, check_view_key
 from acts_sql.server.catalog import DatabaseCatalog
@@ -16,6 +18,7 @@ from acts_sql.server.config import LimitsConfig
 from acts_sql.server.errors import ApiError, ErrorCode, ErrorEnvelope, error_response
 from acts_sql.server.middleware import request_access
 from acts_sql.server.models import (
+    REQUEST_OPTIONS,
     CorrectionResponse,
     CorrectRequest,
     GenerateRequest,
@@ -104,18 +107,7 @@ def run_spec(
     actual = catalog.resolve(body.database, body.dialect)
     if body.language is not None:
         check_language(body.language, actual)
-    budgets = {
-        "max_llm_calls": (body.max_llm_calls, limits.max_llm_calls),
-        "max_nodes": (body.max_nodes, limits.max_nodes),
-        "max_depth": (body.max_depth, limits.max_depth),
-        "max_seconds": (body.max_seconds, limits.max_run_seconds),
-    }
-    for name, (asked, most) in budgets.items():
-        if asked is not None and asked > most:
-            raise ApiError(
-                ErrorCode.BUDGET_OVER_LIMIT,
-                f"{name} {asked:g} is above this service's maximum of {most:g}",
-            )
+    options = bounded_options(body.options, limits)
     for name in ("question", "sql"):
         text = getattr(body, name, None) or ""
         if len(text) > limits.max_text_chars:
@@ -129,18 +121,34 @@ def run_spec(
         database=body.database,
         question=body.question,
         sql=body.sql if isinstance(body, CorrectRequest) else None,
-        method=body.method,
         dialect=body.dialect,
-        max_llm_calls=body.max_llm_calls or limits.max_llm_calls,
-        max_nodes=body.max_nodes or limits.max_nodes,
-        max_depth=body.max_depth or limits.max_depth,
-        max_seconds=body.max_seconds or limits.max_run_seconds,
-        execution_tools=body.execution_tools,
-        ambiguity_detection=body.ambiguity_detection,
-        candidates=body.candidates,
-        temperature=body.temperature,
+        options=options,
         language=body.language,
     )
+
+
+def bounded_options(options: CorrectionOptions, limits: LimitsConfig) -> CorrectionOptions:
+    """A request's options within the service's limits: a budget limit left out is the
+    service's maximum, one above it is refused (never silently lowered), and so is an
+    option a request may not set."""
+    refused = sorted(options.model_fields_set - REQUEST_OPTIONS)
+    if refused:
+        settable = ", ".join(sorted(REQUEST_OPTIONS))
+        raise ApiError(
+            ErrorCode.UNKNOWN_FIELD,
+            f"unknown field 'options.{refused[0]}': a request's options are {settable}",
+        )
+    asked = options.budget.model_fields_set
+    limited = {}
+    for name, most in limits.budget_maxima().items():
+        value = getattr(options.budget, name) if name in asked else most
+        if value > most:
+            raise ApiError(
+                ErrorCode.BUDGET_OVER_LIMIT,
+                f"{name} {value:g} is above this service's maximum of {most:g}",
+            )
+        limited[name] = value
+    return options.model_copy(update={"budget": Budget(**limited)})
 
 
 def check_language(name: str, dialect: str) -> None:

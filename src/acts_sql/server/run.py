@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.auth import new_view_key
@@ -37,16 +38,9 @@ class RunSpec:
     database: str
     question: str
     sql: str | None
-    method: str
     dialect: str | None
-    max_llm_calls: int
-    max_nodes: int
-    max_depth: int
-    max_seconds: float
-    execution_tools: bool = True
-    ambiguity_detection: bool = True
-    candidates: int | None = None
-    temperature: float | None = None
+    options: CorrectionOptions
+    """Within the service's limits: every budget limit is set."""
     language: str | None = None
 
 

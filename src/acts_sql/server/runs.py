@@ -75,7 +75,7 @@ class RunRegistry:
 
     def submit(self, spec: RunSpec) -> Run:
         """Start a run now, or raise ApiError(too_many_runs) when all slots are taken."""
-        run = Run(spec, hard_deadline_s=spec.max_seconds + self._grace)
+        run = Run(spec, hard_deadline_s=spec.options.budget.max_seconds + self._grace)
         with self._lock:
             if self._closed:
                 raise ApiError(ErrorCode.SHUTTING_DOWN, "the service is shutting down")
@@ -124,9 +124,9 @@ class RunRegistry:
             runs = [r for r in self._runs.values() if r.overdue(now)]
         expired = 0
         for run in runs:
+            budget = run.spec.options.budget.max_seconds
             message = (
-                f"the run did not finish within its {run.spec.max_seconds:g} s budget "
-                f"(+{self._grace:g} s grace)"
+                f"the run did not finish within its {budget:g} s budget (+{self._grace:g} s grace)"
             )
             error = ErrorBody(code=ErrorCode.RUN_TIMEOUT, message=message)
             expired += self._end(run, RunState.TIMED_OUT, error)

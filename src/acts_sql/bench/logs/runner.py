@@ -24,8 +24,7 @@ from acts_sql.bench.logs.tasks import LogTask, gold_results, select_tasks
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import with_language
-from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
-from acts_sql.engine.options import DEFAULT_TEMPERATURE, Method
+from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
@@ -44,10 +43,8 @@ class LogsBenchRequest(BaseModel):
     """An existing log database; None: OUT/logs-<size>-<seed>.duckdb, built when missing."""
     ids: list[str] = Field(default_factory=list)
     limit: int | None = None
-    max_llm_calls: int = DEFAULT_MAX_LLM_CALLS
-    max_seconds: float = DEFAULT_MAX_SECONDS
-    candidates: int | None = None
-    temperature: float | None = None
+    options: CorrectionOptions = Field(default_factory=CorrectionOptions)
+    """Budgets and sampling of every run; the method is each of `methods` in turn."""
 
     def database_path(self) -> Path:
         return self.db or self.out / f"logs-{self.size.value}-{self.seed}.duckdb"
@@ -175,11 +172,7 @@ def run_task(
             task.question,
             None,
             llm=backend,
-            method=method,
-            max_llm_calls=request.max_llm_calls,
-            max_seconds=request.max_seconds,
-            candidates=request.candidates,
-            temperature=DEFAULT_TEMPERATURE if request.temperature is None else request.temperature,
+            options=request.options.model_copy(update={"method": method}),
         )
     except LLMUnavailableError:
         raise

@@ -8,7 +8,6 @@ events, so it is stored once.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.errors import ErrorBody
@@ -24,6 +24,11 @@ from acts_sql.server.models import RunState
 from acts_sql.server.run import Run, RunSpec, Settlement
 
 _SPEC = TypeAdapter(RunSpec)
+FLAT_OPTIONS = (
+    "method", "max_llm_calls", "max_nodes", "max_depth", "max_seconds",
+    "execution_tools", "ambiguity_detection", "candidates", "temperature",
+)  # fmt: skip
+"""How a request written before `RunSpec.options` kept its options: beside the other fields."""
 
 RUN_COLUMNS = (
     "run_id, view_key, status, spec, created_at, started_at, finished_at, event_count, error"
@@ -63,7 +68,7 @@ Op = Created | Event | Ended
 
 
 def created_row(run: Run) -> tuple[Any, ...]:
-    spec = json.dumps(dataclasses.asdict(run.spec))
+    spec = _SPEC.dump_json(run.spec).decode()
     return (run.id, run.view_key, run.state.value, spec, run.created_at, run.started_at)
 
 
@@ -102,7 +107,7 @@ def run_from_row(
         error=None if error is None else ErrorBody.model_validate_json(error),
     )
     return Run.ended(
-        _SPEC.validate_json(spec),
+        spec_from_json(spec),
         ending,
         run_id=run_id,
         view_key=view_key,
@@ -110,6 +115,15 @@ def run_from_row(
         started_at=started_at,
         event_count=None if events is not None else int(count),
     )
+
+
+def spec_from_json(text: str) -> RunSpec:
+    """A run's spec as stored, also one written with its options beside the other fields."""
+    data = json.loads(text)
+    if "options" not in data:
+        flat = {name: data.pop(name, None) for name in FLAT_OPTIONS}
+        data["options"] = CorrectionOptions.of(**flat)
+    return _SPEC.validate_python(data)
 
 
 def _gap_free(events: list[TraceEvent]) -> list[TraceEvent]:
