@@ -8,6 +8,7 @@ events, so it is stored once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Sequence
@@ -24,11 +25,6 @@ from acts_sql.server.models import RunState
 from acts_sql.server.run import Run, RunSpec, Settlement
 
 _SPEC = TypeAdapter(RunSpec)
-FLAT_OPTIONS = (
-    "method", "max_llm_calls", "max_nodes", "max_depth", "max_seconds",
-    "execution_tools", "ambiguity_detection", "candidates", "temperature",
-)  # fmt: skip
-"""How a request written before `RunSpec.options` kept its options: beside the other fields."""
 
 RUN_COLUMNS = (
     "run_id, view_key, status, spec, created_at, started_at, finished_at, event_count, error"
@@ -121,7 +117,8 @@ def spec_from_json(text: str) -> RunSpec:
     """A run's spec as stored, also one written with its options beside the other fields."""
     data = json.loads(text)
     if "options" not in data:
-        flat = {name: data.pop(name, None) for name in FLAT_OPTIONS}
+        known = {field.name for field in dataclasses.fields(RunSpec)}
+        flat = {name: data.pop(name) for name in set(data) - known}
         data["options"] = CorrectionOptions.of(**flat)
     return _SPEC.validate_python(data)
 
