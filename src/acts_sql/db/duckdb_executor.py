@@ -211,6 +211,8 @@ class DuckDBExecutor(BaseExecutor):
 
     spec = DIALECT
     permit_when_writing = PERMIT_ON_COPY
+    _isolating = False
+    """The open batch runs in a transaction that `_end` rolls back."""
 
     def __init__(
         self,
@@ -232,7 +234,6 @@ class DuckDBExecutor(BaseExecutor):
         except DatabaseOpenError:
             self._drop_copy()
             raise
-        self._isolating = False
 
     # ------------------------------------------------------------ hooks
 
@@ -334,7 +335,6 @@ class DuckDBScratchSession(DuckDBExecutor):
             allow_writes=executor.allow_writes,
         )
         self._conn = conn
-        self._isolating = False
 
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
         """An empty TEMP table `name`; its columns have DuckDB's NULL type,

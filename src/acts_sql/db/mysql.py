@@ -196,6 +196,13 @@ class MySQLExecutor(BaseExecutor):
     """Runs statements on one MySQL/MariaDB database that it never writes."""
 
     spec = DIALECT
+    _conn: Any = None
+    _timeout_variant: int | None = None
+    """Which of the dialect's timeout statements the server knows, once found."""
+    _timeout_set: str | None = None
+    _batch_read_only = False
+    _isolating = False
+    _drain_cut_results = False
 
     def __init__(
         self,
@@ -215,12 +222,6 @@ class MySQLExecutor(BaseExecutor):
         if allow_writes:
             self._copy = MySQLCopy(connect(self.url, unbuffered=False), self.url.database)
             self.database = self._copy.name
-        self._timeout_variant: int | None = None
-        self._timeout_set: str | None = None
-        self._conn: Any = None
-        self._batch_read_only = False
-        self._isolating = False
-        self._drain_cut_results = False
         try:
             self._connect()
         except Exception:
@@ -475,17 +476,22 @@ def probe_statement(conn: Any, statement: str) -> ExecResult | None:
     return None
 
 
-class MySQLScratchSession:
+class MySQLScratchSession(MySQLExecutor):
     """TEMPORARY stand-in tables on a private connection; they vanish with it.
 
     Statements run guarded, inside `START TRANSACTION READ ONLY` that is rolled
-    back (MySQL allows TEMPORARY tables to be read there).
+    back (MySQL allows TEMPORARY tables to be read there); they may write the
+    stand-ins, and only them.
     """
 
     def __init__(
         self, url: DatabaseURL, database: str | None, max_rows: int = DEFAULT_MAX_ROWS
     ) -> None:
-        self._executor = _ScratchConnection(url, database, max_rows)
+        BaseExecutor.__init__(self, max_rows=max_rows, allow_writes=False)
+        self.url = url
+        self.database = database
+        self.stand_ins: set[str] = set()
+        self._conn = connect(url, database=database)
 
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
         """Create an empty TEMPORARY table `name` (TEXT columns); it shadows `name`."""
@@ -493,35 +499,11 @@ class MySQLScratchSession:
             return needs_columns(name)
         cols = ", ".join(f"{_quote(col)} TEXT" for col in columns)
         started = time.monotonic()
-        failure = self._executor._simple(f"CREATE TEMPORARY TABLE {_quote(name)} ({cols})")
-        if failure is None:
-            self._executor.stand_ins.add(name)
-        seconds = since(started)
-        return (failure or ExecResult(status="ok")).model_copy(update={"seconds": seconds})
-
-    def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
-    ) -> ExecResult:
-        return self._executor.execute(sql, max_rows=max_rows, timeout=timeout)
-
-    def close(self) -> None:
-        self._executor.close()
-
-
-class _ScratchConnection(MySQLExecutor):
-    """A read-only MySQLExecutor whose session may hold TEMPORARY tables."""
-
-    def __init__(self, url: DatabaseURL, database: str | None, max_rows: int) -> None:
-        BaseExecutor.__init__(self, max_rows=max_rows, allow_writes=False)
-        self.url = url
-        self.database = database
-        self._timeout_variant = None
-        self._timeout_set = None
-        self._batch_read_only = False
-        self._isolating = False
-        self._drain_cut_results = False
-        self.stand_ins: set[str] = set()
-        self._conn = connect(url, database=database)
+        with self._lock:
+            failure = self._simple(f"CREATE TEMPORARY TABLE {_quote(name)} ({cols})")
+            if failure is None:
+                self.stand_ins.add(name)
+        return (failure or ExecResult(status="ok")).model_copy(update={"seconds": since(started)})
 
     def _stand_ins(self) -> frozenset[str]:
         return frozenset(self.stand_ins)
