@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from acts_sql.db import duckdb_executor
+from acts_sql.db import base, duckdb_executor
 from acts_sql.db.duckdb_executor import DuckDBExecutor, caret_position, open_url
 from acts_sql.db.executor import Executor, ScratchSession
 from acts_sql.errors import DatabaseOpenError
@@ -235,9 +235,7 @@ def test_duckdbs_own_parser_is_a_second_line(
     """Even if the guard let a write through, DuckDB's statement types stop it."""
     from acts_sql.sql.safety import SafetyVerdict
 
-    monkeypatch.setattr(
-        duckdb_executor, "check_statement", lambda *a, **k: SafetyVerdict(allowed=True)
-    )
+    monkeypatch.setattr(base, "check_statement", lambda *a, **k: SafetyVerdict(allowed=True))
     result = shop.execute("DELETE FROM orders")
     assert result.status == "blocked" and "DELETE" in (result.error or "")
     assert shop.execute("SELECT count(*) FROM orders").rows == [[3]]

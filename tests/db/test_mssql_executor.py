@@ -14,8 +14,8 @@ import sqlglot
 from fake_dbapi import Connector, Rows
 
 from acts_sql.db import mssql
+from acts_sql.db.dbapi_executor import with_stand_ins
 from acts_sql.db.executor import Executor, ScratchSession
-from acts_sql.db.executor_core import with_stand_ins
 from acts_sql.db.mssql import MSSQLExecutor
 from acts_sql.db.url import parse_url
 from acts_sql.errors import DatabaseOpenError

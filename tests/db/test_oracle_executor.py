@@ -14,7 +14,7 @@ from fake_dbapi import Connector, Rows
 from oracledb import errors as ora_errors
 
 from acts_sql.db import oracle
-from acts_sql.db.executor_core import stand_in_name, with_stand_ins
+from acts_sql.db.dbapi_executor import stand_in_name, with_stand_ins
 from acts_sql.db.oracle import OracleExecutor
 from acts_sql.db.url import parse_url
 from acts_sql.errors import DatabaseOpenError

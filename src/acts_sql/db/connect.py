@@ -142,7 +142,8 @@ def _open_module(
     allow_writes: bool,
 ) -> Executor:
     module_name, extra = EXECUTOR_MODULES[parsed.dialect]
-    display = get_dialect(parsed.dialect).display_name
+    spec = get_dialect(parsed.dialect)
+    display = spec.display_name
     module = _import(module_name, display, extra)
     opener = getattr(module, "open_url", None)
     if opener is None:
@@ -155,7 +156,7 @@ def _open_module(
                 dialect=parsed.dialect,
             )
         options["allow_writes"] = True
-    target = parsed.database if get_dialect(parsed.dialect).embedded else text
+    target = parsed.database if spec.embedded else text
     try:
         executor: Executor = opener(target if target is not None else text, **options)
     except ActsSqlError:

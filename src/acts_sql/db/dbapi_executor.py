@@ -1,61 +1,44 @@
-"""The execute loop of the SQL Server and Oracle executors, over any DB-API driver.
+"""The SQL Server and Oracle executors' driver hooks over any DB-API driver.
 
-`DbapiExecutor.execute`:
-
-1. asks the read-only guard (with writes allowed: `permit_when_writing`);
-   text the guard cannot parse goes to the server's non-executing parse
-   (`probe`), so the agent still gets the engine's own syntax error;
-2. opens the connection lazily (and again after a timeout or a broken
-   connection), runs the dialect's session setup once;
-3. runs the statements one by one inside a transaction that is ALWAYS
-   rolled back (`begin_sql`, `rollback`), each under the driver's timeout,
-   fetching at most `max_rows + 1` rows.
+`DbapiExecutor` plugs a DB-API connection into the shared loop
+(`base.BaseExecutor`): the read-only guard first (with writes allowed:
+`permit_when_writing`), text the guard cannot parse to the server's
+non-executing parse; the connection opened lazily (and again after a timeout
+or a broken connection), the dialect's session setup run once; every batch
+inside a transaction that is ALWAYS rolled back (`begin_sql`, `rollback`),
+each statement under the driver's timeout, fetching at most `max_rows + 1`
+rows. So every call is already isolated, and `isolate` changes nothing. (What
+a rollback cannot undo: SQL Server IDENTITY values a rolled-back INSERT used;
+sequences and, on Oracle, DDL are blocked for that reason.)
 
 A driver module (mssql.py, oracle.py) supplies the connection and the SQL it
 sends, as small pure functions, and classifies the driver's exceptions.
 Nothing here is specific to one driver, so the whole loop is tested with a
-fake DB-API connection.
+fake DB-API connection. Stand-ins are empty CTEs (`CteScratchSession`).
 """
 
 from __future__ import annotations
 
-import threading
+import re
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, ClassVar
+from typing import Any
 
+from acts_sql.db.base import BaseExecutor, fetch_result, needs_columns, since
 from acts_sql.db.cells import json_safe
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo, statement_timeout
-from acts_sql.db.executor_core import (
-    REFLECT_TIMEOUT_S,
-    fetch_result,
-    located,
-    no_statement,
-    row_cap,
-    shift_position,
-    since,
-    with_stand_ins,
-)
-from acts_sql.db.reflect import reflect_tables
-from acts_sql.db.result import ExecResult, blocked_result
-from acts_sql.db.statements import has_code
+from acts_sql.db.result import ExecResult
+from acts_sql.db.statements import strip_leading_comments
 from acts_sql.sql.diagnostics import split_statements
-from acts_sql.sql.dialects import Dialect, get_dialect
-from acts_sql.sql.safety import check_statement
-from acts_sql.sql.safety_rules import Category
+from acts_sql.sql.dialects import Dialect
 
 Connect = Callable[[], Any]
 """Opens a new DB-API connection."""
 
 
-class DbapiExecutor(ABC):
+class DbapiExecutor(BaseExecutor):
     """One database on a server, through one lazily (re)opened DB-API connection."""
-
-    dialect: str
-    permit_when_writing: ClassVar[frozenset[Category]]
-    """Guard categories that may run with `allow_writes` (always rolled back)."""
 
     def __init__(
         self,
@@ -65,18 +48,12 @@ class DbapiExecutor(ABC):
         max_rows: int | None = None,
         allow_writes: bool = False,
     ) -> None:
+        super().__init__(timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
         self._connect = connect
-        self.timeout = timeout
-        """Per-statement limit in seconds; None: 60 s, 15 s for WITH RECURSIVE."""
-        self.max_rows = row_cap(max_rows)
-        self.allow_writes = allow_writes
         self._conn: Any = None
-        self._lock = threading.RLock()
-        self._closed = False
-
-    @property
-    def spec(self) -> Dialect:
-        return get_dialect(self.dialect)
+        self._cursor: Any = None
+        self._broken = False
+        """The batch timed out or lost its connection: drop the connection at its end."""
 
     # ------------------------------------------------------------ driver hooks
 
@@ -104,83 +81,16 @@ class DbapiExecutor(ABC):
     def classify(self, exc: BaseException, *, timeout: float, statement: str) -> ExecResult:
         """The typed result of a driver exception raised by `statement`."""
 
-    @abstractmethod
-    def probe(self, statement: str) -> ExecResult | None:
-        """The server's syntax error for `statement` without running it, or None
-        (it parses, or it cannot be checked safely)."""
-
     def convert(self, value: Any) -> Any:
         """One cell as a JSON-safe value."""
         return json_safe(value)
 
-    # ------------------------------------------------------------ public API
-
-    def execute(
-        self,
-        sql: str,
-        *,
-        max_rows: int | None = None,
-        timeout: float | None = None,
-        isolate: bool = False,
-    ) -> ExecResult:
-        """Run one or more statements; never raises for SQL failures.
-
-        Every batch is rolled back, writes or not, so each call is already
-        isolated and `isolate` changes nothing. (What a rollback cannot undo:
-        SQL Server IDENTITY values a rolled-back INSERT used; sequences and,
-        on Oracle, DDL are blocked for that reason.)
-        """
-        del isolate  # every batch is rolled back anyway
-        started = time.monotonic()
-        if not has_code(sql):
-            return no_statement()
-        permit = self.permit_when_writing if self.allow_writes else frozenset()
-        verdict = check_statement(sql, self.spec, permit=permit)
-        with self._lock:
-            if self._closed:
-                return ExecResult(
-                    status="error", error="the executor is closed", error_kind="other"
-                )
-            if verdict.allowed:
-                result = self._run_batch(
-                    sql,
-                    row_cap(max_rows, self.max_rows),
-                    timeout if timeout is not None else self.timeout,
-                    read_only=not self.allow_writes,
-                )
-            elif verdict.category == "unparseable":
-                result = self._probe_text(sql, verdict.reason or "cannot be checked")
-            else:
-                result = blocked_result(verdict.reason or "not allowed")
-        return result.model_copy(update={"seconds": since(started)})
-
-    def run_internal(self, sql: str, max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
-        """Run acts-sql's own read query (reflection, samples, probes): no guard,
-        inside a read-only transaction that is rolled back."""
-        with self._lock:
-            return self._run_batch(sql, max_rows, REFLECT_TIMEOUT_S, read_only=True, split=False)
-
-    def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
-        """Tables and views from the dialect's catalog queries, with sample rows."""
-        return reflect_tables(self, self.spec, sample_rows)
+    # ------------------------------------------------------------ the loop's hooks
 
     @contextmanager
     def scratch(self) -> Iterator[CteScratchSession]:
         """A scratch session whose stand-ins are empty CTEs (nothing is created)."""
         yield CteScratchSession(self)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._discard()
-
-    def __enter__(self) -> DbapiExecutor:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    # ------------------------------------------------------------ internals
 
     def _connection(self) -> Any:
         if self._conn is None:
@@ -201,67 +111,54 @@ class DbapiExecutor(ABC):
             with suppress(Exception):
                 conn.close()
 
-    def _run_batch(
-        self,
-        sql: str,
-        max_rows: int,
-        timeout: float | None,
-        *,
-        read_only: bool,
-        split: bool = True,
-    ) -> ExecResult:
-        """Run the statements of `sql` in one transaction that is rolled back."""
-        texts = split_statements(sql, self.spec) if split else [sql]
-        if not texts:
-            return no_statement()
+    _disconnect = _discard
+
+    def _begin(
+        self, *, read_only: bool | None = None, isolating: bool = False
+    ) -> ExecResult | None:
+        """Open the batch's transaction (each batch is rolled back: `isolating` is moot)."""
         try:
-            conn = self._connection()
-            cursor = conn.cursor()
+            self._cursor = self._connection().cursor()
         except Exception as exc:  # connecting failed: a typed result, not a crash
             self._discard()
             return self.classify(exc, timeout=0.0, statement="")
-        result = ExecResult(status="ok")
+        ro = not self.allow_writes if read_only is None else read_only
         try:
-            for statement in self.begin_sql(read_only=read_only):
-                cursor.execute(statement)
-            for offset, text in located(sql, texts):
-                result = self._run_one(conn, cursor, text, max_rows, timeout)
-                if not result.ok:
-                    result = shift_position(result, offset)
-                    break
+            for statement in self.begin_sql(read_only=ro):
+                self._cursor.execute(statement)
         except Exception as exc:  # the transaction could not be opened
-            result = self.classify(exc, timeout=0.0, statement="")
-        finally:
-            with suppress(Exception):
-                cursor.close()
-            try:
-                self.rollback(conn)
-            except Exception:  # a connection that cannot roll back is not reused
-                self._discard()
-        if result.status == "timeout" or result.error_kind == "other":
-            self._discard()
-        return result
+            failure = self._failed(self.classify(exc, timeout=0.0, statement=""))
+            self._end()
+            return failure
+        return None
 
-    def _run_one(
-        self, conn: Any, cursor: Any, statement: str, max_rows: int, timeout: float | None
-    ) -> ExecResult:
-        limit = statement_timeout(statement, timeout)
+    def _end(self) -> None:
+        cursor, self._cursor = self._cursor, None
+        with suppress(Exception):
+            cursor.close()
+        try:
+            self.rollback(self._conn)
+        except Exception:  # a connection that cannot roll back is not reused
+            self._discard()
+        if self._broken:
+            self._broken = False
+            self._discard()
+
+    def _run_statement(self, statement: str, max_rows: int, timeout: float) -> ExecResult:
         started = time.monotonic()
         try:
-            self.set_timeout(conn, limit)
-            cursor.execute(self.statement_text(statement))
-            result = fetch_result(cursor, max_rows, self.convert)
+            self.set_timeout(self._conn, timeout)
+            self._cursor.execute(self.statement_text(statement))
+            result = fetch_result(self._cursor, max_rows, self.convert)
         except Exception as exc:  # every driver failure becomes a typed result
-            result = self.classify(exc, timeout=limit, statement=statement)
+            result = self._failed(self.classify(exc, timeout=timeout, statement=statement))
         return result.model_copy(update={"seconds": since(started)})
 
-    def _probe_text(self, sql: str, reason: str) -> ExecResult:
-        """Text the guard cannot parse: the server's syntax error, or blocked."""
-        for offset, statement in located(sql, split_statements(sql, self.spec)):
-            failure = self.probe(statement)
-            if failure is not None:
-                return shift_position(failure, offset)
-        return blocked_result(reason)
+    def _failed(self, result: ExecResult) -> ExecResult:
+        """`result`; a timeout or a lost connection marks the connection for dropping."""
+        if result.status == "timeout" or result.error_kind == "other":
+            self._broken = True
+        return result
 
 
 class CteScratchSession:
@@ -285,9 +182,7 @@ class CteScratchSession:
     def create_stand_in(self, name: str, columns: Sequence[str]) -> ExecResult:
         """Record an empty stand-in `name(columns)` for the later statements."""
         if not columns:
-            return ExecResult(
-                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
-            )
+            return needs_columns(name)
         self._stand_ins[name] = list(columns)
         return ExecResult(status="ok")
 
@@ -299,3 +194,65 @@ class CteScratchSession:
         texts = split_statements(sql, dialect) or [sql]
         wrapped = ";\n".join(with_stand_ins(text, self._stand_ins, dialect) for text in texts)
         return self._executor.execute(wrapped, max_rows=max_rows, timeout=timeout)
+
+
+# ------------------------------------------------------------------ stand-ins as CTEs
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_$#]*")
+_ORACLE_RESERVED = frozenset(
+    re.findall(
+        r"\w+",
+        """ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK CLUSTER COLUMN COMMENT
+    COMPRESS CONNECT CREATE CURRENT DATE DECIMAL DEFAULT DELETE DESC DISTINCT DROP ELSE EXCLUSIVE
+    EXISTS FILE FLOAT FOR FROM GRANT GROUP HAVING IDENTIFIED IMMEDIATE IN INCREMENT INDEX INITIAL
+    INSERT INTEGER INTERSECT INTO IS LEVEL LIKE LOCK LONG MAXEXTENTS MINUS MLSLABEL MODE MODIFY
+    NOAUDIT NOCOMPRESS NOT NOWAIT NULL NUMBER OF OFFLINE ON ONLINE OPTION OR ORDER PCTFREE PRIOR
+    PUBLIC RAW RENAME RESOURCE REVOKE ROW ROWID ROWNUM ROWS SELECT SESSION SET SHARE SIZE SMALLINT
+    START SUCCESSFUL SYNONYM SYSDATE TABLE THEN TO TRIGGER UID UNION UNIQUE UPDATE USER VALIDATE
+    VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH""",
+    )
+)
+
+
+def stand_in_name(name: str, dialect: Dialect) -> str:
+    """How a stand-in's name (or column) is written so the unit's own,
+    usually unquoted, references find it.
+
+    Oracle folds unquoted names to upper case, so a plain name is written
+    unquoted (quoting `"dep"` would make it lower case and unreachable); any
+    other name, and every name elsewhere, is quoted.
+    """
+    plain = _PLAIN_NAME.fullmatch(name) is not None and name.upper() not in _ORACLE_RESERVED
+    if dialect.name == "oracle" and plain:
+        return name
+    return dialect.quote_identifier(name)
+
+
+def stand_in_cte(name: str, columns: Sequence[str], dialect: Dialect) -> str:
+    """`name (c1, c2) AS (SELECT NULL, NULL [FROM dual] WHERE 1 = 0)`: an empty
+    relation whose untyped NULL columns combine with any type."""
+    cols = ", ".join(stand_in_name(col, dialect) for col in columns)
+    nulls = ", ".join("NULL" for _ in columns)
+    source = " FROM dual" if dialect.name == "oracle" else ""
+    return f"{stand_in_name(name, dialect)} ({cols}) AS (SELECT {nulls}{source} WHERE 1 = 0)"
+
+
+_WITH_HEAD = re.compile(r"WITH\b(\s+RECURSIVE\b)?", re.IGNORECASE)
+
+
+def with_stand_ins(sql: str, stand_ins: Mapping[str, Sequence[str]], dialect: Dialect) -> str:
+    """`sql` with every stand-in prepended as an empty CTE.
+
+    Works on the text, so a unit with a syntax error still reaches the server
+    and gets the server's own message: a statement starting with WITH gets
+    the stand-ins first in its CTE list, any other is prefixed with a WITH.
+    """
+    if not stand_ins:
+        return sql
+    body = strip_leading_comments(sql)
+    defs = ", ".join(stand_in_cte(name, cols, dialect) for name, cols in stand_ins.items())
+    head = _WITH_HEAD.match(body)
+    if head is None:
+        return f"WITH {defs}\n{body}"
+    return f"{body[: head.end()]} {defs},{body[head.end() :]}"

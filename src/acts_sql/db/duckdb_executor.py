@@ -33,17 +33,8 @@ from typing import Any
 
 import duckdb
 
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, TableInfo, statement_timeout
-from acts_sql.db.executor_core import (
-    REFLECT_TIMEOUT_S,
-    fetch_result,
-    located,
-    no_statement,
-    row_cap,
-    shift_position,
-    since,
-)
-from acts_sql.db.reflect import reflect_tables
+from acts_sql.db.base import REFLECT_TIMEOUT_S, BaseExecutor, fetch_result, needs_columns, since
+from acts_sql.db.executor import TableInfo
 from acts_sql.db.result import (
     ErrorKind,
     ExecResult,
@@ -52,11 +43,11 @@ from acts_sql.db.result import (
     write_blocked_result,
 )
 from acts_sql.db.sandbox import FileCopy
-from acts_sql.db.statements import has_code
+from acts_sql.db.statements import Located, located
 from acts_sql.db.url import has_scheme, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
-from acts_sql.sql.safety import PERMIT_ON_COPY, check_statement
+from acts_sql.sql.safety import PERMIT_ON_COPY
 
 DIALECT = get_dialect("duckdb")
 DUCKDB_MAGIC = b"DUCK"
@@ -190,81 +181,6 @@ def run_statement(
     return result.model_copy(update={"seconds": since(started)})
 
 
-def run_text(
-    conn: duckdb.DuckDBPyConnection,
-    sql: str,
-    *,
-    max_rows: int,
-    timeout: float | None,
-    allow_writes: bool,
-    isolate: bool = False,
-) -> ExecResult:
-    """Guard, split with DuckDB's parser, check statement types, run in order.
-
-    Returns the last statement's result, or the first failure. `isolate` (with
-    writes allowed): inside ``BEGIN TRANSACTION`` ... ``ROLLBACK``, so nothing
-    stays (DuckDB's DDL is transactional), except sequences that `nextval`
-    advanced: DuckDB does not roll them back and has no `setval`.
-    """
-    started = time.monotonic()
-    if not has_code(sql):
-        return no_statement()
-    verdict = check_statement(sql, DIALECT, permit=PERMIT_ON_COPY if allow_writes else ())
-    if not verdict.allowed:
-        reason = verdict.reason or "not allowed"
-        if verdict.category == "unparseable":
-            return _probe(conn, sql, reason).model_copy(update={"seconds": since(started)})
-        return blocked_result(reason, since(started))
-    try:
-        statements = conn.extract_statements(sql)
-    except duckdb.Error as exc:
-        return classify(exc, timeout=0.0, statement=sql)
-    if not allow_writes:
-        for statement in statements:
-            kind = statement.type.name
-            if kind not in READ_STATEMENT_TYPES:
-                return blocked_result(f"writes are not allowed: DuckDB reads a {kind} statement")
-    texts = [statement.query.strip().rstrip(";").strip() for statement in statements]
-    if not (isolate and allow_writes):
-        result = _run_texts(conn, sql, texts, max_rows, timeout)
-        return result.model_copy(update={"seconds": since(started)})
-    opened = run_statement(conn, "BEGIN TRANSACTION", 0, REFLECT_TIMEOUT_S)
-    if not opened.ok:
-        return opened.model_copy(update={"seconds": since(started)})
-    try:
-        result = _run_texts(conn, sql, texts, max_rows, timeout)
-    finally:
-        with suppress(duckdb.Error):
-            conn.execute("ROLLBACK")
-    return result.model_copy(update={"seconds": since(started)})
-
-
-def _run_texts(
-    conn: duckdb.DuckDBPyConnection,
-    sql: str,
-    texts: list[str],
-    max_rows: int,
-    timeout: float | None,
-) -> ExecResult:
-    """Each statement in order: the last result, or the first failure."""
-    result = ExecResult(status="ok")
-    for offset, text in located(sql, texts):
-        result = run_statement(conn, text, max_rows, statement_timeout(text, timeout))
-        if not result.ok:
-            return shift_position(result, offset)
-    return result
-
-
-def _probe(conn: duckdb.DuckDBPyConnection, sql: str, reason: str) -> ExecResult:
-    """Text the guard cannot parse: DuckDB's own syntax error, or blocked
-    (DuckDB's parser never executes anything)."""
-    try:
-        conn.extract_statements(sql)
-    except duckdb.Error as exc:
-        return classify(exc, timeout=0.0, statement=sql)
-    return blocked_result(reason)
-
-
 # ------------------------------------------------------------------ opening
 
 
@@ -290,50 +206,13 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         raise DatabaseOpenError(f"cannot open DuckDB database {path}: {exc}") from exc
 
 
-class DuckDBScratchSession:
-    """A private cursor where empty TEMP stand-in tables can live."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection, executor: DuckDBExecutor) -> None:
-        self._conn = conn
-        self._executor = executor
-        self._lock = threading.Lock()
-
-    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
-        """An empty TEMP table `name`; its columns have DuckDB's NULL type,
-        which casts implicitly to anything (no false type errors)."""
-        if not columns:
-            return ExecResult(
-                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
-            )
-        q = DIALECT.quote_identifier
-        cols = ", ".join(f'{q(col)} "NULL"' for col in columns)
-        with self._lock:
-            return run_statement(
-                self._conn, f"CREATE TEMP TABLE {q(name)} ({cols})", 0, REFLECT_TIMEOUT_S
-            )
-
-    def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
-    ) -> ExecResult:
-        """Run `sql` here, with the same rules as `DuckDBExecutor.execute`."""
-        with self._lock:
-            return run_text(
-                self._conn,
-                sql,
-                max_rows=row_cap(max_rows, self._executor.max_rows),
-                timeout=timeout if timeout is not None else self._executor.timeout,
-                allow_writes=self._executor.allow_writes,
-            )
-
-    def close(self) -> None:
-        with self._lock, suppress(duckdb.Error):
-            self._conn.close()
-
-
-class DuckDBExecutor:
+class DuckDBExecutor(BaseExecutor):
     """Runs statements on one DuckDB file that it never writes."""
 
-    dialect = "duckdb"
+    spec = DIALECT
+    permit_when_writing = PERMIT_ON_COPY
+    _isolating = False
+    """The open batch runs in a transaction that `_end` rolls back."""
 
     def __init__(
         self,
@@ -343,12 +222,9 @@ class DuckDBExecutor:
         max_rows: int | None = None,
         allow_writes: bool = False,
     ) -> None:
+        super().__init__(timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
         self.path = Path(path)
         check_duckdb_file(self.path)
-        self.timeout = timeout
-        """Per-statement limit in seconds; None: 60 s, 15 s for WITH RECURSIVE."""
-        self.max_rows = row_cap(max_rows)
-        self.allow_writes = allow_writes
         self._copy = FileCopy(self.path) if allow_writes else None
         target = self._copy.path if self._copy is not None else self.path
         self.database_path = target
@@ -358,35 +234,61 @@ class DuckDBExecutor:
         except DatabaseOpenError:
             self._drop_copy()
             raise
-        self._lock = threading.RLock()
 
-    def execute(
-        self,
-        sql: str,
-        *,
-        max_rows: int | None = None,
-        timeout: float | None = None,
-        isolate: bool = False,
-    ) -> ExecResult:
-        """Run one or more statements; never raises for SQL failures.
+    # ------------------------------------------------------------ hooks
 
-        `isolate` (with writes allowed): in one transaction that is rolled back,
-        so the copy is left as it was; read-only, nothing could change anyway.
-        """
-        with self._lock:
-            return run_text(
-                self._conn,
-                sql,
-                max_rows=row_cap(max_rows, self.max_rows),
-                timeout=timeout if timeout is not None else self.timeout,
-                allow_writes=self.allow_writes,
-                isolate=isolate,
-            )
+    def _split(self, sql: str) -> Located | ExecResult:
+        """DuckDB's own parser splits; read-only, every statement must be of a read type."""
+        try:
+            statements = self._conn.extract_statements(sql)
+        except duckdb.Error as exc:
+            return classify(exc, timeout=0.0, statement=sql)
+        if not self.allow_writes:
+            for statement in statements:
+                kind = statement.type.name
+                if kind not in READ_STATEMENT_TYPES:
+                    return blocked_result(
+                        f"writes are not allowed: DuckDB reads a {kind} statement"
+                    )
+        return located(sql, [stmt.query.strip().rstrip(";").strip() for stmt in statements])
 
-    def run_internal(self, sql: str, max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
-        """Run acts-sql's own read query (reflection, samples): no guard."""
-        with self._lock:
-            return run_statement(self._conn, sql, max_rows, REFLECT_TIMEOUT_S)
+    def _probe_pieces(self, sql: str) -> Located:
+        return [(0, sql)]
+
+    def _probe_statement(self, statement: str) -> ExecResult | None:
+        """DuckDB's own syntax error (its parser never executes anything), or None."""
+        try:
+            self._conn.extract_statements(statement)
+        except duckdb.Error as exc:
+            return classify(exc, timeout=0.0, statement=statement)
+        return None
+
+    def _begin(
+        self, *, read_only: bool | None = None, isolating: bool = False
+    ) -> ExecResult | None:
+        """`isolating`: inside BEGIN TRANSACTION ... ROLLBACK, so nothing stays (DuckDB's DDL
+        is transactional), except sequences that `nextval` advanced: DuckDB does not roll
+        them back and has no `setval`."""
+        self._isolating = isolating
+        if not isolating:
+            return None
+        opened = self._run_statement("BEGIN TRANSACTION", 0, REFLECT_TIMEOUT_S)
+        return None if opened.ok else opened
+
+    def _end(self) -> None:
+        if self._isolating:
+            self._isolating = False
+            with suppress(duckdb.Error):
+                self._conn.execute("ROLLBACK")
+
+    def _run_statement(self, statement: str, max_rows: int, timeout: float) -> ExecResult:
+        return run_statement(self._conn, statement, max_rows, timeout)
+
+    def _disconnect(self) -> None:
+        with suppress(duckdb.Error):
+            self._conn.close()
+
+    # ------------------------------------------------------------ scratch, reflection
 
     @contextmanager
     def scratch(self) -> Iterator[DuckDBScratchSession]:
@@ -402,7 +304,7 @@ class DuckDBExecutor:
     def reflect(self, sample_rows: int = 3) -> list[TableInfo]:
         """Tables, then views: columns, keys, size and first rows, with
         DuckDB's own CREATE statement as the DDL where it keeps one."""
-        tables = reflect_tables(self, DIALECT, sample_rows)
+        tables = super().reflect(sample_rows)
         own = self._engine_ddl()
         return [t.model_copy(update={"ddl": own.get(t.name, t.ddl)}) for t in tables]
 
@@ -420,23 +322,31 @@ class DuckDBExecutor:
             if sql
         }
 
-    def close(self) -> None:
-        """Close the connection; with writes allowed, delete the copy."""
+
+class DuckDBScratchSession(DuckDBExecutor):
+    """A private cursor (its own DuckDB connection to the same database) where empty
+    TEMP stand-in tables can live; statements run with the executor's rules."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, executor: DuckDBExecutor) -> None:
+        BaseExecutor.__init__(
+            self,
+            timeout=executor.timeout,
+            max_rows=executor.max_rows,
+            allow_writes=executor.allow_writes,
+        )
+        self._conn = conn
+
+    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
+        """An empty TEMP table `name`; its columns have DuckDB's NULL type,
+        which casts implicitly to anything (no false type errors)."""
+        if not columns:
+            return needs_columns(name)
+        q = DIALECT.quote_identifier
+        cols = ", ".join(f'{q(col)} "NULL"' for col in columns)
         with self._lock:
-            with suppress(duckdb.Error):
-                self._conn.close()
-            self._drop_copy()
-
-    def _drop_copy(self) -> None:
-        if self._copy is not None:
-            self._copy.drop()
-            self._copy = None
-
-    def __enter__(self) -> DuckDBExecutor:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
+            return self._run_statement(
+                f"CREATE TEMP TABLE {q(name)} ({cols})", 0, REFLECT_TIMEOUT_S
+            )
 
 
 def open_url(

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from acts_sql.db.result import ExecResult, blocked_result
+from acts_sql.db.statements import Located, located, strip_leading_comments
 from acts_sql.db.statements import split_statements as split_sqlite_statements
-from acts_sql.db.statements import strip_leading_comments
 from acts_sql.errors import SqlParseError
 from acts_sql.sql.diagnostics import parse_statements, split_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
@@ -248,16 +248,9 @@ def only_writes_to(sql: str, dialect: Dialect, tables: frozenset[str]) -> bool:
     return True
 
 
-def located_statements(sql: str, dialect: str | Dialect) -> list[tuple[int, str]]:
+def located_statements(sql: str, dialect: str | Dialect) -> Located:
     """The statements of `sql` with the 0-based offset where each starts in `sql`."""
-    found: list[tuple[int, str]] = []
-    cursor = 0
-    for piece in split_statements(sql, dialect):
-        at = sql.find(piece, cursor)
-        at = cursor if at < 0 else at
-        found.append((at, piece))
-        cursor = at + len(piece)
-    return found
+    return located(sql, split_statements(sql, dialect))
 
 
 def caret_context(text: str, position: int) -> str:

@@ -41,18 +41,18 @@ class LanguageExecutor:
     """An Executor for `language` queries over `database` (see the module doc)."""
 
     def __init__(self, database: Executor, language: QueryLanguage) -> None:
-        target = get_dialect(database.dialect).name
-        if target not in language.targets:
+        target = get_dialect(database.dialect)
+        if target.name not in language.targets:
             raise ConfigError(
-                f"{language.display_name} does not run on {get_dialect(target).display_name} "
+                f"{language.display_name} does not run on {target.display_name} "
                 f"databases; it runs on: {', '.join(language.targets)}",
                 language=language.name,
-                dialect=target,
+                dialect=target.name,
             )
         self.database = database
         self.language = language
         self.dialect = language.name
-        self.database_dialect = target
+        self.database_dialect = target.name
 
     @property
     def default_timeout(self) -> float | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlglot import exp
 
@@ -31,7 +31,6 @@ from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.safety import PERMIT_IN_ROLLBACK
-from acts_sql.sql.safety_rules import Category
 
 DIALECT = get_dialect("sqlserver")
 LOGIN_TIMEOUT_S = 15
@@ -161,8 +160,8 @@ def connect_kwargs(url: DatabaseURL) -> dict[str, Any]:
 class MSSQLExecutor(DbapiExecutor):
     """Runs statements on one SQL Server database, always rolled back."""
 
-    dialect = "sqlserver"
-    permit_when_writing: ClassVar[frozenset[Category]] = PERMIT_IN_ROLLBACK
+    spec = DIALECT
+    permit_when_writing = PERMIT_IN_ROLLBACK
 
     def session_setup(self) -> list[str]:
         return session_setup_sql()
@@ -186,7 +185,7 @@ class MSSQLExecutor(DbapiExecutor):
     def classify(self, exc: BaseException, *, timeout: float, statement: str) -> ExecResult:
         return classify(exc, timeout=timeout)
 
-    def probe(self, statement: str) -> ExecResult | None:
+    def _probe_statement(self, statement: str) -> ExecResult | None:
         found = self.run_internal(probe_sql(statement), max_rows=1)
         if not found.ok:
             return found if found.error_kind in ("syntax", "schema", "type") else None

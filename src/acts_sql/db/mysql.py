@@ -10,7 +10,7 @@ reopened. Timeouts: `max_statement_time` on MariaDB, `max_execution_time` on
 MySQL (SELECT only), from the dialect's declaration.
 
 With `allow_writes=True` the executor works on a scratch database copied from
-the original (`sandbox.MySQLCopy`), dropped at close. MySQL has no
+the original (`MySQLCopy`, below), dropped at close. MySQL has no
 transactional DDL, so there is no rolled-back-transaction fallback.
 
 `execute(sql, isolate=True)` leaves the copy as it was. Reads and DML on
@@ -28,13 +28,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from acts_sql.db.cells import json_safe_row
+from acts_sql.db.base import BaseExecutor, capped, needs_columns, shift_position, since
 from acts_sql.db.executor import DEFAULT_MAX_ROWS, statement_timeout
-from acts_sql.db.executor_core import shift_position
-from acts_sql.db.guard import admit, caret_context
-from acts_sql.db.guard import located_statements as _located
+from acts_sql.db.guard import admit, caret_context, located_statements
 from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
-from acts_sql.db.server import ServerExecutor
+from acts_sql.db.sandbox import copy_name, register_cleanup, unregister_cleanup
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
@@ -47,6 +45,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     pymysql = None  # type: ignore[assignment]
 
 CONNECT_TIMEOUT_S = 10
+DIALECT = get_dialect("mysql")
 PROBE_NAME = "acts_sql_probe"
 TIMEOUT_ERRNOS = frozenset({1969, 3024, 1317, 1028})
 READ_ONLY_ERRNOS = frozenset({1792, 1290, 1836})
@@ -193,10 +192,17 @@ def _discard(result_cursor: Any, conn: Any) -> None:
         result_cursor.connection = None
 
 
-class MySQLExecutor(ServerExecutor):
+class MySQLExecutor(BaseExecutor):
     """Runs statements on one MySQL/MariaDB database that it never writes."""
 
-    dialect_name = "mysql"
+    spec = DIALECT
+    _conn: Any = None
+    _timeout_variant: int | None = None
+    """Which of the dialect's timeout statements the server knows, once found."""
+    _timeout_set: str | None = None
+    _batch_read_only = False
+    _isolating = False
+    _drain_cut_results = False
 
     def __init__(
         self,
@@ -212,24 +218,14 @@ class MySQLExecutor(ServerExecutor):
             raise DatabaseOpenError(
                 f"a MySQL URL needs a database name: {self.url.redacted()}", url=self.url.redacted()
             )
-        self._copy: Any = None
         self.database: str | None = self.url.database
         if allow_writes:
-            from acts_sql.db.sandbox import MySQLCopy
-
             self._copy = MySQLCopy(connect(self.url, unbuffered=False), self.url.database)
             self.database = self._copy.name
-        self._timeout_variant: int | None = None
-        self._timeout_set: str | None = None
-        self._conn: Any = None
-        self._batch_read_only = False
-        self._isolating = False
-        self._drain_cut_results = False
         try:
             self._connect()
         except Exception:
-            if self._copy is not None:
-                self._copy.drop()
+            self._drop_copy()
             raise
         conn: Any = self._conn
         self.server_version = str(conn.get_server_info())
@@ -241,7 +237,8 @@ class MySQLExecutor(ServerExecutor):
         conn = connect(self.url, database=self.database)
         if not self.allow_writes:
             with conn.cursor() as cursor:
-                cursor.execute("SET SESSION TRANSACTION READ ONLY")
+                for statement in DIALECT.read_only_session_sql:
+                    cursor.execute(statement)
         else:  # MySQL 8 caches AUTO_INCREMENT in information_schema; MariaDB has no such cache
             with suppress(Exception), conn.cursor() as cursor:
                 cursor.execute("SET SESSION information_schema_stats_expiry = 0")
@@ -251,7 +248,9 @@ class MySQLExecutor(ServerExecutor):
     def _alive(self) -> bool:
         return self._conn is not None and bool(getattr(self._conn, "open", False))
 
-    def _begin_batch(self, read_only: bool | None = None) -> ExecResult | None:
+    def _begin(
+        self, *, read_only: bool | None = None, isolating: bool = False
+    ) -> ExecResult | None:
         if not self._alive():
             try:
                 self._connect()
@@ -259,10 +258,10 @@ class MySQLExecutor(ServerExecutor):
                 return ExecResult(status="error", error=str(exc), error_kind="other")
         self._batch_read_only = (not self.allow_writes) if read_only is None else read_only
         if self._batch_read_only:
-            return self._simple("START TRANSACTION READ ONLY")
+            return self._simple(DIALECT.read_only_begin)
         return None
 
-    def _end_batch(self) -> None:
+    def _end(self) -> None:
         if self._batch_read_only and self._alive():
             self._simple("ROLLBACK")
 
@@ -271,7 +270,7 @@ class MySQLExecutor(ServerExecutor):
     def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
         """Reads and InnoDB DML: a transaction that is rolled back, AUTO_INCREMENT
         counters set back. Anything else: on a snapshot of the copy (see the module doc)."""
-        statements = located_statements(sql)
+        statements = located_statements(sql, DIALECT)
         if not statements:
             return ExecResult(
                 status="error", error="no SQL statement to execute", error_kind="syntax"
@@ -279,7 +278,7 @@ class MySQLExecutor(ServerExecutor):
         dml_only = check_statement(sql, self.spec, permit=PERMIT_IN_ROLLBACK_NO_DDL).allowed
         if writes and not dml_only:
             return self._run_on_snapshot(sql, cap, limit)
-        opened = self._begin_batch()
+        opened = self._begin()
         if opened is not None:
             return opened
         state = self._table_state() if writes else {}
@@ -345,8 +344,6 @@ class MySQLExecutor(ServerExecutor):
     def _run_on_snapshot(self, sql: str, cap: int, limit: float | None) -> ExecResult:
         """Run `sql` on a second copy made from the copy, then drop it: DDL commits
         implicitly in MySQL, so no transaction could undo it."""
-        from acts_sql.db.sandbox import MySQLCopy
-
         source = self.database or ""
         counters = self._table_state() if self._alive() else None
         try:
@@ -361,7 +358,7 @@ class MySQLExecutor(ServerExecutor):
             if not admission.allowed:  # it names the copy itself, which it must not write
                 return admission.blocked()
             self._conn, self.database = None, snapshot.name
-            opened = self._begin_batch()
+            opened = self._begin()
             if opened is not None:
                 return opened
             if counters:  # INSERT ... SELECT leaves max + 1, which the copy may be past
@@ -387,7 +384,7 @@ class MySQLExecutor(ServerExecutor):
         return None
 
     def _set_timeout(self, seconds: float) -> ExecResult | None:
-        variants = get_dialect("mysql").timeout_statements(seconds)
+        variants = DIALECT.timeout_statements(seconds)
         order = range(len(variants)) if self._timeout_variant is None else [self._timeout_variant]
         failure: ExecResult | None = None
         for index in order:
@@ -424,16 +421,13 @@ class MySQLExecutor(ServerExecutor):
         else:
             with suppress(Exception):
                 cursor.close()
-        rows = [json_safe_row(row) for row in fetched[:max_rows]]
-        return ExecResult(
-            status="ok", columns=columns, rows=rows, row_count=len(rows), truncated=truncated
-        )
+        return capped(columns, fetched, max_rows)
 
     def _reopen_after_discard(self) -> None:
         with suppress(DatabaseOpenError):
             self._connect()
             if self._batch_read_only:
-                self._simple("START TRANSACTION READ ONLY")
+                self._simple(DIALECT.read_only_begin)
             elif self._isolating:  # the dropped connection rolled the batch back so far
                 self._simple("START TRANSACTION")
 
@@ -443,21 +437,18 @@ class MySQLExecutor(ServerExecutor):
     def _sandbox_database(self) -> str | None:
         return self.database
 
-    def _close(self) -> None:
+    def _disconnect(self) -> None:
         with suppress(Exception):
             if self._conn is not None:
                 self._conn.close()
         self._conn = None
-        if self._copy is not None:
-            self._copy.drop()
-            self._copy = None
 
     # ------------------------------------------------------------ scratch
 
     @contextmanager
     def scratch(self) -> Iterator[MySQLScratchSession]:
         """A private connection for TEMPORARY stand-in tables, closed on exit."""
-        session = MySQLScratchSession(self.url, self.database, self.default_max_rows)
+        session = MySQLScratchSession(self.url, self.database, self.max_rows)
         try:
             yield session
         finally:
@@ -472,7 +463,9 @@ def probe_statement(conn: Any, statement: str) -> ExecResult | None:
     driver = _require_driver()
     try:
         with conn.cursor() as cursor:
-            cursor.execute(f"PREPARE {PROBE_NAME} FROM %s", (statement,))
+            cursor.execute(
+                DIALECT.syntax_probe_sql.format(name=PROBE_NAME, sql_literal="%s"), (statement,)
+            )
             cursor.execute(f"DEALLOCATE PREPARE {PROBE_NAME}")
     except driver.MySQLError as exc:
         errno = exc.args[0] if exc.args else None
@@ -483,56 +476,34 @@ def probe_statement(conn: Any, statement: str) -> ExecResult | None:
     return None
 
 
-class MySQLScratchSession:
+class MySQLScratchSession(MySQLExecutor):
     """TEMPORARY stand-in tables on a private connection; they vanish with it.
 
     Statements run guarded, inside `START TRANSACTION READ ONLY` that is rolled
-    back (MySQL allows TEMPORARY tables to be read there).
+    back (MySQL allows TEMPORARY tables to be read there); they may write the
+    stand-ins, and only them.
     """
 
     def __init__(
         self, url: DatabaseURL, database: str | None, max_rows: int = DEFAULT_MAX_ROWS
     ) -> None:
-        self._executor = _ScratchConnection(url, database, max_rows)
+        BaseExecutor.__init__(self, max_rows=max_rows, allow_writes=False)
+        self.url = url
+        self.database = database
+        self.stand_ins: set[str] = set()
+        self._conn = connect(url, database=database)
 
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
         """Create an empty TEMPORARY table `name` (TEXT columns); it shadows `name`."""
         if not columns:
-            return ExecResult(
-                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
-            )
+            return needs_columns(name)
         cols = ", ".join(f"{_quote(col)} TEXT" for col in columns)
         started = time.monotonic()
-        failure = self._executor._simple(f"CREATE TEMPORARY TABLE {_quote(name)} ({cols})")
-        if failure is None:
-            self._executor.stand_ins.add(name)
-        seconds = round(time.monotonic() - started, 6)
-        return (failure or ExecResult(status="ok")).model_copy(update={"seconds": seconds})
-
-    def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
-    ) -> ExecResult:
-        return self._executor.execute(sql, max_rows=max_rows, timeout=timeout)
-
-    def close(self) -> None:
-        self._executor.close()
-
-
-class _ScratchConnection(MySQLExecutor):
-    """A read-only MySQLExecutor whose session may hold TEMPORARY tables."""
-
-    def __init__(self, url: DatabaseURL, database: str | None, max_rows: int) -> None:
-        ServerExecutor.__init__(self, max_rows=max_rows)
-        self.url = url
-        self.database = database
-        self._copy = None
-        self._timeout_variant = None
-        self._timeout_set = None
-        self._batch_read_only = False
-        self._isolating = False
-        self._drain_cut_results = False
-        self.stand_ins: set[str] = set()
-        self._conn = connect(url, database=database)
+        with self._lock:
+            failure = self._simple(f"CREATE TEMPORARY TABLE {_quote(name)} ({cols})")
+            if failure is None:
+                self.stand_ins.add(name)
+        return (failure or ExecResult(status="ok")).model_copy(update={"seconds": since(started)})
 
     def _stand_ins(self) -> frozenset[str]:
         return frozenset(self.stand_ins)
@@ -544,12 +515,120 @@ class _ScratchConnection(MySQLExecutor):
         self._closed = True
 
 
+# ---------------------------------------------------------------- throw-away copies
+
+
+class MySQLCopy:
+    """A scratch database with copies of the original's tables and views."""
+
+    def __init__(self, conn: Any, source: str) -> None:
+        self.source = source
+        self.name = copy_name()
+        self._conn = conn
+        self._run(f"CREATE DATABASE {_quote(self.name)}")
+        self._handle = register_cleanup(self.drop)
+        try:
+            self._copy_tables()
+            self._copy_foreign_keys()
+            self._copy_views()
+        except Exception as exc:
+            self.drop()
+            raise DatabaseOpenError(
+                f"cannot copy MySQL database {source!r} for the sandbox: {exc}"
+            ) from None
+
+    def _run(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
+        with self._conn.cursor() as cursor:
+            cursor.execute(sql, args)
+            return list(cursor.fetchall())
+
+    def _copy_tables(self) -> None:
+        src, dst = _quote(self.source), _quote(self.name)
+        tables = self._run(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = %s AND table_type = 'BASE TABLE' ORDER BY table_name",
+            (self.source,),
+        )
+        self._run("SET SESSION foreign_key_checks = 0")
+        try:
+            for (table,) in tables:
+                name = _quote(table)
+                self._run(f"CREATE TABLE {dst}.{name} LIKE {src}.{name}")
+                columns = self._run(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = %s AND table_name = %s "
+                    "AND extra NOT LIKE '%%GENERATED%%' "
+                    "AND extra NOT IN ('VIRTUAL', 'PERSISTENT', 'STORED') "
+                    "ORDER BY ordinal_position",
+                    (self.source, table),
+                )
+                cols = ", ".join(_quote(col) for (col,) in columns)
+                self._run(f"INSERT INTO {dst}.{name} ({cols}) SELECT {cols} FROM {src}.{name}")
+        finally:
+            self._run("SET SESSION foreign_key_checks = 1")
+
+    def _copy_foreign_keys(self) -> None:
+        """CREATE TABLE ... LIKE leaves foreign keys out: add them to the copies."""
+        rows = self._run(
+            "SELECT k.table_name, k.constraint_name, k.column_name, k.referenced_table_name, "
+            "k.referenced_column_name, r.update_rule, r.delete_rule "
+            "FROM information_schema.key_column_usage AS k "
+            "JOIN information_schema.referential_constraints AS r "
+            "ON r.constraint_schema = k.constraint_schema "
+            "AND r.constraint_name = k.constraint_name AND r.table_name = k.table_name "
+            "WHERE k.table_schema = %s AND k.referenced_table_schema = k.table_schema "
+            "ORDER BY k.table_name, k.constraint_name, k.ordinal_position",
+            (self.source,),
+        )
+        keys: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+        for row in rows:
+            keys.setdefault((str(row[0]), str(row[1])), []).append(row)
+        dst = _quote(self.name)
+        self._run("SET SESSION foreign_key_checks = 0")
+        try:
+            for (table, name), parts in keys.items():
+                cols = ", ".join(_quote(str(p[2])) for p in parts)
+                refs = ", ".join(_quote(str(p[4])) for p in parts)
+                target = _quote(str(parts[0][3]))
+                self._run(
+                    f"ALTER TABLE {dst}.{_quote(table)} ADD CONSTRAINT {_quote(name)} "
+                    f"FOREIGN KEY ({cols}) REFERENCES {dst}.{target} ({refs}) "
+                    f"ON UPDATE {parts[0][5]} ON DELETE {parts[0][6]}"
+                )
+        finally:
+            self._run("SET SESSION foreign_key_checks = 1")
+
+    def _copy_views(self) -> None:
+        views = self._run(
+            "SELECT table_name, view_definition FROM information_schema.views "
+            "WHERE table_schema = %s",
+            (self.source,),
+        )
+        source_prefix = re.compile(re.escape(_quote(self.source)) + r"\.")
+        target_prefix = _quote(self.name).replace("\\", "\\\\") + "."
+        pending = {str(view): str(body) for view, body in views}
+        while pending:
+            failed: dict[str, str] = {}
+            for view, body in pending.items():
+                select = source_prefix.sub(target_prefix, body)
+                try:
+                    self._run(f"CREATE VIEW {_quote(self.name)}.{_quote(view)} AS {select}")
+                except Exception:
+                    failed[view] = body  # it may use a view not made yet
+            if len(failed) == len(pending):
+                raise DatabaseOpenError(f"cannot copy views: {', '.join(failed)}")
+            pending = failed
+
+    def drop(self) -> None:
+        unregister_cleanup(self._handle)
+        with suppress(Exception):
+            self._run(f"DROP DATABASE IF EXISTS {_quote(self.name)}")
+        with suppress(Exception):
+            self._conn.close()
+
+
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def located_statements(sql: str) -> list[tuple[int, str]]:
-    return _located(sql, "mysql")
 
 
 def open_url(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 from acts_sql.db.cells import json_safe
 from acts_sql.db.dbapi_executor import DbapiExecutor
@@ -34,7 +34,6 @@ from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.safety import PERMIT_IN_ROLLBACK_NO_DDL
-from acts_sql.sql.safety_rules import Category
 
 DIALECT = get_dialect("oracle")
 MAX_LOB_CHARS = 65_536
@@ -205,8 +204,8 @@ def connect_kwargs(url: DatabaseURL) -> dict[str, Any]:
 class OracleExecutor(DbapiExecutor):
     """Runs statements on one Oracle schema: read-only transactions, rolled back."""
 
-    dialect = "oracle"
-    permit_when_writing: ClassVar[frozenset[Category]] = PERMIT_IN_ROLLBACK_NO_DDL
+    spec = DIALECT
+    permit_when_writing = PERMIT_IN_ROLLBACK_NO_DDL
 
     def session_setup(self) -> list[str]:
         return session_setup_sql()
@@ -229,7 +228,7 @@ class OracleExecutor(DbapiExecutor):
     def convert(self, value: Any) -> Any:
         return to_cell(value)
 
-    def probe(self, statement: str) -> ExecResult | None:
+    def _probe_statement(self, statement: str) -> ExecResult | None:
         if not safe_to_parse(statement):
             return None
         try:

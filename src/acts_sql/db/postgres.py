@@ -18,6 +18,10 @@ rolled back at close, each statement under a savepoint.
 batch runs inside `BEGIN` ... `ROLLBACK` (PostgreSQL's DDL is transactional)
 and sequences it advanced are set back; in the transaction fallback the batch
 runs under a savepoint that is rolled back.
+
+The module also holds the error classification (SQLSTATE and position kept,
+psql's `LINE n:` caret added) and `PostgresCopy`; the execute loop is
+`base.BaseExecutor`.
 """
 
 from __future__ import annotations
@@ -29,13 +33,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, Literal
 
-from acts_sql.db.cells import json_safe_row
+from acts_sql.db.base import (
+    REFLECT_TIMEOUT_S,
+    BaseExecutor,
+    capped,
+    needs_columns,
+    shift_position,
+    since,
+)
 from acts_sql.db.executor import DEFAULT_MAX_ROWS, statement_timeout
-from acts_sql.db.guard import admit, located_statements
-from acts_sql.db.pg_errors import failure_result
-from acts_sql.db.result import ExecResult, blocked_result
+from acts_sql.db.guard import admit, caret_context, located_statements
+from acts_sql.db.result import (
+    ErrorKind,
+    ExecResult,
+    blocked_result,
+    timeout_result,
+    write_blocked_result,
+)
 from acts_sql.db.sandbox import copy_name, register_cleanup, unregister_cleanup
-from acts_sql.db.server import ServerExecutor
 from acts_sql.db.statements import strip_leading_comments
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
@@ -43,18 +58,80 @@ from acts_sql.sql.dialects import get_dialect
 
 try:  # an optional dependency: acts-sql[postgres]
     import psycopg
-    from psycopg import errors as pg_errors
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
-    pg_errors = None  # type: ignore[assignment]
 
 CONNECT_TIMEOUT_S = 10
 STREAM_CHUNK = 1000
 _ROWS_FIRST = re.compile(r"^\(*\s*(SELECT|WITH|VALUES|TABLE|EXPLAIN|SHOW)\b", re.IGNORECASE)
 _PROBES = itertools.count(1)
-_DIALECT = get_dialect("postgresql")
+DIALECT = get_dialect("postgresql")
 
 SandboxMode = Literal["copy", "transaction"]
+
+
+# ---------------------------------------------------------------- errors
+
+TIMEOUT_STATE = "57014"
+READ_ONLY_STATES = frozenset({"25006"})
+_SCHEMA_STATES = frozenset(
+    {"42703", "42P01", "42P07", "42702", "42704", "42P02", "3F000", "42P10", "42725"}
+    | {"42712", "42710"}
+)
+_TYPE_STATES = frozenset({"42804", "42883", "42846", "22P02", "42P18", "2202E", "42809"})
+
+
+def kind_of(sqlstate: str | None) -> ErrorKind:
+    """The error kind of a SQLSTATE."""
+    state = sqlstate or ""
+    if state == "42601":
+        return "syntax"
+    if state in _SCHEMA_STATES:
+        return "schema"
+    if state in _TYPE_STATES:
+        return "type"
+    if state == TIMEOUT_STATE:
+        return "timeout"
+    return "runtime"
+
+
+def failure_result(
+    exc: BaseException, statement: str, *, timeout: float, prefix: int = 0
+) -> ExecResult:
+    """The result for `exc`, raised by `statement` sent after `prefix` extra characters.
+
+    A position inside the prefix (PREPARE ... AS) is dropped.
+    """
+    diag: Any = getattr(exc, "diag", None)
+    state: str | None = getattr(exc, "sqlstate", None)
+    if state == TIMEOUT_STATE and "user request" not in str(exc):
+        return timeout_result(timeout, state)
+    if state in READ_ONLY_STATES:
+        return write_blocked_result(state)
+    primary = (getattr(diag, "message_primary", None) or str(exc)).strip()
+    position: int | None = None
+    raw = getattr(diag, "statement_position", None)
+    if raw and str(raw).isdigit() and int(raw) > prefix:
+        position = int(raw) - prefix
+    lines = [primary]
+    if position is not None:
+        lines.append(caret_context(statement, position))
+    detail = getattr(diag, "message_detail", None)
+    hint = getattr(diag, "message_hint", None)
+    if detail:
+        lines.append(f"DETAIL: {detail}")
+    if hint:
+        lines.append(f"HINT: {hint}")
+    return ExecResult(
+        status="error",
+        error="\n".join(lines),
+        error_kind=kind_of(state),
+        error_code=state,
+        error_position=position,
+    )
+
+
+# ---------------------------------------------------------------- connecting
 
 
 def _require_driver() -> Any:
@@ -114,7 +191,7 @@ def run_statement(
     """One statement on `conn` (already in the right transaction state)."""
     driver = _require_driver()
     try:
-        for setting in _DIALECT.timeout_statements(timeout):
+        for setting in DIALECT.timeout_statements(timeout):
             conn.execute(setting)
         cursor = conn.cursor()
         if not returns_rows(statement):
@@ -143,11 +220,7 @@ def run_statement(
         return failure_result(exc, statement, timeout=timeout, prefix=prefix)
     except driver.Error as exc:
         return failure_result(exc, statement, timeout=timeout, prefix=prefix)
-    truncated = len(fetched) > max_rows
-    rows = [json_safe_row(row) for row in fetched[:max_rows]]
-    return ExecResult(
-        status="ok", columns=columns, rows=rows, row_count=len(rows), truncated=truncated
-    )
+    return capped(columns, fetched, max_rows)
 
 
 def describe_columns(conn: Any, statement: str) -> list[str]:
@@ -182,7 +255,7 @@ def probe_statement(
     """
     driver = _require_driver()
     name = f"acts_sql_probe_{next(_PROBES)}"
-    prefix = f"PREPARE {name} AS "
+    prefix = DIALECT.syntax_probe_sql.format(name=name, sql="")
     try:
         conn.execute("SAVEPOINT acts_sql_probe" if in_transaction else "BEGIN READ ONLY")
         try:
@@ -242,10 +315,10 @@ def _reaches_server(conn: Any) -> bool:
     return row is None or bool(row[0])
 
 
-class PostgresExecutor(ServerExecutor):
+class PostgresExecutor(BaseExecutor):
     """Runs statements on one PostgreSQL database that it never writes."""
 
-    dialect_name = "postgresql"
+    spec = DIALECT
 
     def __init__(
         self,
@@ -263,7 +336,6 @@ class PostgresExecutor(ServerExecutor):
         server (a superuser): only for a server that would run such code anyway."""
         self.url = url if isinstance(url, DatabaseURL) else parse_url(url)
         self.sandbox_mode: SandboxMode | None = None
-        self._copy: Any = None
         target = self.url
         if allow_writes:
             if sandbox == "copy":
@@ -287,7 +359,8 @@ class PostgresExecutor(ServerExecutor):
         conn = connect(self.target)
         try:
             if not self.allow_writes:
-                conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                for statement in DIALECT.read_only_session_sql:
+                    conn.execute(statement)
             elif self.sandbox_mode == "transaction":
                 conn.execute("BEGIN")
                 conn.execute("SET LOCAL lock_timeout = 5000")
@@ -299,7 +372,9 @@ class PostgresExecutor(ServerExecutor):
     def _alive(self) -> bool:
         return self._conn is not None and not self._conn.closed and not self._conn.broken
 
-    def _begin_batch(self, read_only: bool | None = None) -> ExecResult | None:
+    def _begin(
+        self, *, read_only: bool | None = None, isolating: bool = False
+    ) -> ExecResult | None:
         if not self._alive():
             if self.sandbox_mode == "transaction":
                 return ExecResult(
@@ -314,10 +389,10 @@ class PostgresExecutor(ServerExecutor):
         ro = (not self.allow_writes) if read_only is None else read_only
         self._batch_read_only = ro and self.sandbox_mode != "transaction"
         if self._batch_read_only:
-            self._conn.execute("BEGIN TRANSACTION READ ONLY")
+            self._conn.execute(DIALECT.read_only_begin)
         return None
 
-    def _end_batch(self) -> None:
+    def _end(self) -> None:
         if self._batch_read_only and self._alive():
             with suppress(Exception):
                 self._conn.execute("ROLLBACK")
@@ -334,7 +409,7 @@ class PostgresExecutor(ServerExecutor):
         try:
             self._conn.execute("BEGIN" if on_copy else "SAVEPOINT acts_sql_isolate")
         except Exception as exc:
-            self._end_batch()
+            self._end()
             return ExecResult(
                 status="error", error=f"cannot isolate the statements: {exc}", error_kind="other"
             )
@@ -344,7 +419,7 @@ class PostgresExecutor(ServerExecutor):
         finally:
             self._isolating = False
             self._undo(on_copy)
-            self._end_batch()
+            self._end()
         if sequences:
             self._restore_sequences(sequences)
         if result.error_code in NOT_IN_TRANSACTION:
@@ -398,7 +473,7 @@ class PostgresExecutor(ServerExecutor):
             if result.truncated and self._batch_read_only and in_error(self._conn):
                 # the cancelled rest of a stream aborted the transaction: start a new one
                 self._conn.execute("ROLLBACK")
-                self._conn.execute("BEGIN TRANSACTION READ ONLY")
+                self._conn.execute(DIALECT.read_only_begin)
             return result
         self._conn.execute("SAVEPOINT acts_sql_statement")
         result = run_statement(self._conn, statement, max_rows, timeout)
@@ -421,7 +496,7 @@ class PostgresExecutor(ServerExecutor):
     def _routines_allowed(self) -> bool:
         return self.privileged_routines or not self.reaches_server
 
-    def _close(self) -> None:
+    def _disconnect(self) -> None:
         if self._conn is not None:
             with suppress(Exception):
                 if self.sandbox_mode == "transaction":
@@ -429,16 +504,13 @@ class PostgresExecutor(ServerExecutor):
             with suppress(Exception):
                 self._conn.close()
             self._conn = None
-        if self._copy is not None:
-            self._copy.drop()
-            self._copy = None
 
     # ------------------------------------------------------------ scratch
 
     @contextmanager
     def scratch(self) -> Iterator[PostgresScratchSession]:
         """A private connection whose transaction holds TEMP stand-ins; rolled back on exit."""
-        session = PostgresScratchSession(self.target, self.default_max_rows)
+        session = PostgresScratchSession(self.target, self.max_rows)
         try:
             yield session
         finally:
@@ -463,9 +535,7 @@ class PostgresScratchSession:
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
         """Create an empty TEMP table `name` (it shadows a same-named table)."""
         if not columns:
-            return ExecResult(
-                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
-            )
+            return needs_columns(name)
         cols = ", ".join(f"{_quote(col)} text" for col in columns)
         made = self._in_savepoint(f"CREATE TEMP TABLE {_quote(name)} ({cols})")
         if made.ok:
@@ -476,10 +546,10 @@ class PostgresScratchSession:
         self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
     ) -> ExecResult:
         """Run `sql` (guarded, read-only but for the stand-ins) in this session."""
-        admission = admit(sql, "postgresql", stand_ins=frozenset(self._stand_ins))
+        admission = admit(sql, DIALECT, stand_ins=frozenset(self._stand_ins))
         if not admission.allowed:
             if admission.probe:
-                for _, piece in _statements(sql):
+                for _, piece in located_statements(sql, DIALECT):
                     failure = self._probe(piece)
                     if failure is not None:
                         return failure
@@ -493,14 +563,12 @@ class PostgresScratchSession:
             return ExecResult(status="error", error=str(exc), error_kind="other")
         result = ExecResult(status="ok")
         try:
-            statements = _statements(sql)
+            statements = located_statements(sql, DIALECT)
             for index, (offset, piece) in enumerate(statements):
                 limit = statement_timeout(piece, timeout)
                 result = run_statement(self._conn, piece, cap, limit)
                 if not result.ok:
-                    if result.error_position is not None:
-                        update = {"error_position": result.error_position + offset}
-                        result = result.model_copy(update=update)
+                    result = shift_position(result, offset)
                     break
                 if in_error(self._conn) and index + 1 < len(statements):
                     self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_unit")
@@ -508,7 +576,7 @@ class PostgresScratchSession:
         finally:
             with suppress(Exception):
                 self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_unit")
-        return result.model_copy(update={"seconds": round(time.monotonic() - started, 6)})
+        return result.model_copy(update={"seconds": since(started)})
 
     def _probe(self, statement: str) -> ExecResult | None:
         return probe_statement(self._conn, statement, in_transaction=True)
@@ -520,13 +588,13 @@ class PostgresScratchSession:
             self._conn.execute("SAVEPOINT acts_sql_unit")
         except Exception as exc:
             return ExecResult(status="error", error=str(exc), error_kind="other")
-        result = run_statement(self._conn, statement, 0, 10.0)
+        result = run_statement(self._conn, statement, 0, REFLECT_TIMEOUT_S)
         with suppress(Exception):
             if result.ok:
                 self._conn.execute("RELEASE SAVEPOINT acts_sql_unit")
             else:
                 self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_unit")
-        return result.model_copy(update={"seconds": round(time.monotonic() - started, 6)})
+        return result.model_copy(update={"seconds": since(started)})
 
     def close(self) -> None:
         if self._closed:
@@ -536,10 +604,6 @@ class PostgresScratchSession:
             self._conn.execute("ROLLBACK")
         with suppress(Exception):
             self._conn.close()
-
-
-def _statements(sql: str) -> list[tuple[int, str]]:
-    return located_statements(sql, "postgresql")
 
 
 def _quote(name: str) -> str:
@@ -588,9 +652,7 @@ class PostgresCopy:
         try:
             for attempt in range(attempts):
                 try:
-                    admin.execute(
-                        f"CREATE DATABASE {_pg_quote(name)} TEMPLATE {_pg_quote(url.database)}"
-                    )
+                    admin.execute(f"CREATE DATABASE {_quote(name)} TEMPLATE {_quote(url.database)}")
                     return cls(url, name, maintenance)
                 except Exception as exc:
                     state = getattr(exc, "sqlstate", None)
@@ -613,7 +675,7 @@ class PostgresCopy:
         with suppress(Exception):
             admin = connect(self.url, database=self.maintenance)
             try:
-                admin.execute(f"DROP DATABASE IF EXISTS {_pg_quote(self.name)} WITH (FORCE)")
+                admin.execute(f"DROP DATABASE IF EXISTS {_quote(self.name)} WITH (FORCE)")
             finally:
                 admin.close()
 
@@ -629,7 +691,3 @@ def _maintenance_connection(url: DatabaseURL) -> tuple[Any, str]:
         except DatabaseOpenError as exc:
             last = exc
     raise last or DatabaseOpenError("no maintenance database to connect to")
-
-
-def _pg_quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'

@@ -18,27 +18,34 @@ deleted at close; the user's file is never opened for writing.
 
 from __future__ import annotations
 
+import re
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
-from acts_sql.db.cells import MAX_HEX_BLOB
-from acts_sql.db.cells import json_safe as _json_safe
-from acts_sql.db.executor import DEFAULT_MAX_ROWS, ColumnInfo, TableInfo, statement_timeout
-from acts_sql.db.guard import admit
-from acts_sql.db.result import ExecResult
-from acts_sql.db.sandbox import FileCopy, sqlite_backup
-from acts_sql.db.sqlite_errors import classify, failure_result
-from acts_sql.db.statements import split_statements
+from acts_sql.db.base import (
+    REFLECT_TIMEOUT_S,
+    BaseExecutor,
+    capped,
+    needs_columns,
+    since,
+)
+from acts_sql.db.executor import ColumnInfo, TableInfo
+from acts_sql.db.result import (
+    ErrorKind,
+    ExecResult,
+    timeout_result,
+    write_blocked_result,
+)
+from acts_sql.db.sandbox import FileCopy
+from acts_sql.db.statements import Located, located, split_statements
+from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.safety_rules.tables import ARGUMENT_READ_PRAGMAS
 
-REFLECT_TIMEOUT_S = 10.0
+DIALECT = get_dialect("sqlite")
 _PROGRESS_STEPS = 1000
-_MAX_HEX_BLOB = MAX_HEX_BLOB
 
 _TEMP_ACTIONS = {
     sqlite3.SQLITE_CREATE_TEMP_INDEX,
@@ -55,14 +62,9 @@ _TEMP_ACTIONS = {
 _ROW_WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
 
 
-def quote_identifier(name: str) -> str:
-    """``name`` as a double-quoted SQLite identifier."""
+def _quote(name: str) -> str:
+    """`name` as a double-quoted SQLite identifier."""
     return '"' + name.replace('"', '""') + '"'
-
-
-def json_safe(value: Any) -> Any:
-    """A cell value that ``json.dumps`` accepts and a prompt can show."""
-    return _json_safe(value)
 
 
 class _Guard:
@@ -108,7 +110,7 @@ def _connect(
 def _run_one(
     conn: sqlite3.Connection, guard: _Guard, statement: str, max_rows: int, timeout: float
 ) -> ExecResult:
-    """Run one statement under a deadline; fetch at most ``max_rows`` rows."""
+    """Run one statement under a deadline; fetch at most `max_rows` rows."""
     started = time.monotonic()
     deadline = started + timeout
     guard.denied = None
@@ -116,143 +118,75 @@ def _run_one(
         conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
         cursor = conn.execute(statement)
         if cursor.description is None:
-            affected = max(cursor.rowcount, 0)
-            return ExecResult(status="ok", row_count=affected, seconds=_since(started))
-        columns = [str(col[0]) for col in cursor.description]
-        fetched = cursor.fetchmany(max_rows + 1)
-        cursor.close()
+            result = ExecResult(status="ok", row_count=max(cursor.rowcount, 0))
+        else:
+            columns = [str(col[0]) for col in cursor.description]
+            fetched = cursor.fetchmany(max_rows + 1)
+            cursor.close()
+            result = capped(columns, fetched, max_rows)
     except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:
-        failure = classify(exc, denied=guard.denied, timeout=timeout)
-        return failure_result(failure, _since(started))
+        result = classify(exc, denied=guard.denied, timeout=timeout)
     finally:
         with suppress(sqlite3.Error):
             conn.set_progress_handler(None, 0)
-    truncated = len(fetched) > max_rows
-    rows = [[json_safe(cell) for cell in row] for row in fetched[:max_rows]]
-    return ExecResult(
-        status="ok",
-        columns=columns,
-        rows=rows,
-        row_count=len(rows),
-        truncated=truncated,
-        seconds=_since(started),
-    )
+    return result.model_copy(update={"seconds": since(started)})
 
 
-def _run_script(
-    conn: sqlite3.Connection,
-    guard: _Guard,
-    sql: str,
-    max_rows: int | None,
-    timeout: float | None,
-    *,
-    allow_writes: bool = False,
-    stand_ins: frozenset[str] = frozenset(),
-    isolate: bool = False,
-) -> ExecResult:
-    """Admit the text, then run each statement in order; the last result, or the first failure.
+# ------------------------------------------------------------------ errors
 
-    `isolate`: inside ``BEGIN`` ... ``ROLLBACK``, so that nothing the statements
-    did stays (SQLite's DDL is transactional too). The connection runs with
-    ``isolation_level=None``, so without it every statement commits at once.
+_SYNTAX = re.compile(r'near ".*": syntax error|incomplete input|unrecognized token', re.DOTALL)
+_SCHEMA = re.compile(
+    r"^(no such (column|table|function|module|collation sequence|window)"
+    r"|ambiguous column name|.* has no column named )"
+)
+_TYPE = re.compile(r"datatype mismatch|wrong number of arguments to function")
+
+
+def classify(exc: BaseException, *, denied: str | None = None, timeout: float = 0.0) -> ExecResult:
+    """The typed result of an exception raised while running one statement.
+
+    `denied` is the reason the authorizer gave, if it refused something;
+    `timeout` is the limit that applied, used in the timeout message.
     """
-    started = time.monotonic()
-    statements = split_statements(sql)
-    if not statements:
-        return ExecResult(status="error", error="no SQL statement to execute", error_kind="syntax")
-    admission = admit(sql, "sqlite", allow_writes=allow_writes, stand_ins=stand_ins)
-    if not admission.allowed:
-        result = admission.blocked()
-        if admission.probe:
-            result = _probe(conn, guard, statements) or result
-        return result.model_copy(update={"seconds": _since(started)})
-    cap = DEFAULT_MAX_ROWS if max_rows is None else max(max_rows, 0)
-    result = ExecResult(status="ok")
+    message = str(exc).strip() or type(exc).__name__
+    code = getattr(exc, "sqlite_errorname", None)
+    kind: ErrorKind = "runtime"
+    if not isinstance(exc, sqlite3.Error):
+        kind = "other"
+    elif message == "interrupted" or code == "SQLITE_INTERRUPT":
+        return timeout_result(timeout, code)
+    elif "readonly database" in message or (code or "").startswith("SQLITE_READONLY"):
+        return write_blocked_result(code)
+    elif message.startswith("not authorized") or code == "SQLITE_AUTH":
+        text = f"blocked: {denied or 'not authorized'}"
+        return ExecResult(status="blocked", error=text, error_kind="blocked", error_code=code)
+    elif _SYNTAX.search(message):
+        kind = "syntax"
+    elif _SCHEMA.search(message):
+        kind = "schema"
+    elif _TYPE.search(message):
+        kind = "type"
+    return ExecResult(status="error", error=message, error_kind=kind, error_code=code)
+
+
+# ------------------------------------------------------------------ the executor
+
+
+def sqlite_backup(source: Path, target: Path) -> None:
+    """Copy a SQLite database with the online backup API (read-only on the source)."""
+    src = sqlite3.connect(source.resolve().as_uri() + "?mode=ro", uri=True)
+    dst = sqlite3.connect(target)
     try:
-        if isolate:
-            opened = _run_one(conn, guard, "BEGIN", 0, REFLECT_TIMEOUT_S)
-            if not opened.ok:
-                return opened.model_copy(update={"seconds": _since(started)})
-        for statement in statements:
-            limit = statement_timeout(statement, timeout)
-            result = _run_one(conn, guard, statement, cap, limit)
-            if not result.ok:
-                break
-    finally:  # an isolated batch's transaction, or one a failed statement left open
-        with suppress(sqlite3.Error):
-            if conn.in_transaction:
-                conn.rollback()
-    return result.model_copy(update={"seconds": _since(started)})
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
 
 
-def _probe(conn: sqlite3.Connection, guard: _Guard, statements: list[str]) -> ExecResult | None:
-    """Compile each statement with EXPLAIN (never run): SQLite's first error, or None."""
-    for statement in statements:
-        failure = _run_one(conn, guard, f"EXPLAIN {statement}", 0, 10.0)
-        if not failure.ok:
-            return failure if failure.status == "error" else None
-    return None
-
-
-def _since(started: float) -> float:
-    return round(time.monotonic() - started, 6)
-
-
-class SQLiteScratchSession:
-    """A private read-only connection where empty TEMP stand-in tables can live."""
-
-    def __init__(self, path: Path) -> None:
-        self._conn, self._guard = _connect(path, allow_temp=True)
-        self._lock = threading.Lock()
-        self._stand_ins: set[str] = set()
-
-    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
-        """Create an empty TEMP table ``name`` with untyped ``columns``.
-
-        It shadows a same-named table of the user's database in this session.
-        """
-        if not columns:
-            return ExecResult(
-                status="error", error=f"stand-in {name!r} needs columns", error_kind="other"
-            )
-        cols = ", ".join(quote_identifier(col) for col in columns)
-        with self._lock:  # acts-sql's own statement: not through the guard
-            made = _run_one(
-                self._conn,
-                self._guard,
-                f"CREATE TEMP TABLE {quote_identifier(name)} ({cols})",
-                0,
-                REFLECT_TIMEOUT_S,
-            )
-            if made.ok:
-                self._stand_ins.add(name)
-            return made
-
-    def execute(
-        self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
-    ) -> ExecResult:
-        """Run ``sql`` in this session (as :meth:`SQLiteExecutor.execute`; the
-        stand-ins, and only they, may be written)."""
-        with self._lock:
-            return _run_script(
-                self._conn,
-                self._guard,
-                sql,
-                max_rows,
-                timeout,
-                stand_ins=frozenset(self._stand_ins),
-            )
-
-    def close(self) -> None:
-        """Close the connection; every TEMP object goes with it."""
-        with self._lock:
-            self._conn.close()
-
-
-class SQLiteExecutor:
+class SQLiteExecutor(BaseExecutor):
     """Runs statements on one SQLite file that it can never write."""
 
-    dialect = "sqlite"
+    spec = DIALECT
 
     def __init__(
         self,
@@ -262,11 +196,8 @@ class SQLiteExecutor:
         max_rows: int | None = None,
         allow_writes: bool = False,
     ) -> None:
+        super().__init__(timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
         self.source = Path(path)
-        self.default_timeout = timeout
-        """Per-statement timeout in seconds; None: 60 s (15 s for WITH RECURSIVE)."""
-        self.default_max_rows = max_rows
-        self.allow_writes = allow_writes
         self._copy = FileCopy(self.source, sqlite_backup) if allow_writes else None
         self.path = self._copy.path if self._copy is not None else self.source
         """The file statements run on: the user's, or the sandbox copy."""
@@ -275,39 +206,45 @@ class SQLiteExecutor:
                 self.path, allow_temp=allow_writes, writable=allow_writes
             )
         except Exception:
-            if self._copy is not None:
-                self._copy.drop()
+            self._drop_copy()
             raise
-        self._lock = threading.RLock()
 
-    def execute(
-        self,
-        sql: str,
-        *,
-        max_rows: int | None = None,
-        timeout: float | None = None,
-        isolate: bool = False,
-    ) -> ExecResult:
-        """Run one or more statements; never raises for SQL failures.
+    # ------------------------------------------------------------ hooks
 
-        Each statement gets ``timeout`` seconds (default 60, 15 for ``WITH
-        RECURSIVE``); at most ``max_rows`` rows are returned (default 10,000),
-        with ``truncated`` set when there were more. ``isolate`` (with writes
-        allowed): everything runs in one transaction that is rolled back, so
-        the copy is left as it was; read-only, nothing could change anyway.
-        """
-        rows = self.default_max_rows if max_rows is None else max_rows
-        limit = self.default_timeout if timeout is None else timeout
-        with self._lock:
-            return _run_script(
-                self._conn,
-                self._guard,
-                sql,
-                rows,
-                limit,
-                allow_writes=self.allow_writes,
-                isolate=isolate and self.allow_writes,
-            )
+    def _split(self, sql: str) -> Located:
+        return located(sql, split_statements(sql))
+
+    _probe_pieces = _split
+
+    def _begin(
+        self, *, read_only: bool | None = None, isolating: bool = False
+    ) -> ExecResult | None:
+        """`isolating`: inside BEGIN ... ROLLBACK, so that nothing the statements did stays
+        (SQLite's DDL is transactional too). The connection runs with
+        `isolation_level=None`, so without it every statement commits at once."""
+        if not isolating:
+            return None
+        opened = self._run_statement("BEGIN", 0, REFLECT_TIMEOUT_S)
+        return None if opened.ok else opened
+
+    def _end(self) -> None:
+        """Roll back an isolated batch's transaction, or one a failed statement left open."""
+        with suppress(sqlite3.Error):
+            if self._conn.in_transaction:
+                self._conn.rollback()
+
+    def _run_statement(self, statement: str, max_rows: int, timeout: float) -> ExecResult:
+        return _run_one(self._conn, self._guard, statement, max_rows, timeout)
+
+    def _probe_statement(self, statement: str) -> ExecResult | None:
+        """Compile the statement with EXPLAIN (never run): SQLite's error, or None."""
+        failure = self._run_statement(f"EXPLAIN {statement}", 0, REFLECT_TIMEOUT_S)
+        return None if failure.ok else failure
+
+    def _disconnect(self) -> None:
+        self._conn.close()
+
+    # ------------------------------------------------------------ scratch, reflection
 
     @contextmanager
     def scratch(self) -> Iterator[SQLiteScratchSession]:
@@ -325,45 +262,53 @@ class SQLiteExecutor:
             "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type = 'view', rowid"
         )
         with self._lock:
-            found = self._query(listing)
+            found = self.run_internal(listing)
             return [self._describe(kind, name, ddl, sample_rows) for kind, name, ddl in found.rows]
 
     def _describe(self, kind: str, name: str, ddl: str | None, sample_rows: int) -> TableInfo:
-        ident = quote_identifier(name)
-        pragma = self._query(f"PRAGMA table_info({ident})")
+        ident = _quote(name)
+        pragma = self.run_internal(f"PRAGMA table_info({ident})")
         columns = [
             ColumnInfo(name=col[1], type=col[2] or "", nullable=not col[3], primary_key=col[5] > 0)
             for col in pragma.rows
         ]
         if not ddl:
-            ddl = f"CREATE TABLE {ident} ({', '.join(quote_identifier(c.name) for c in columns)})"
+            ddl = f"CREATE TABLE {ident} ({', '.join(_quote(c.name) for c in columns)})"
         count = None
         if kind == "table":
-            counted = self._query(f"SELECT count(*) FROM {ident}")
+            counted = self.run_internal(f"SELECT count(*) FROM {ident}")
             count = counted.rows[0][0] if counted.ok and counted.rows else None
-        sample = self._query(f"SELECT * FROM {ident} LIMIT {max(sample_rows, 0)}")
+        sample = self.run_internal(f"SELECT * FROM {ident} LIMIT {max(sample_rows, 0)}")
         return TableInfo(
             name=name, ddl=ddl, columns=columns, sample_rows=sample.rows, row_count=count
         )
 
-    def run_internal(self, sql: str) -> ExecResult:
-        """Run acts-sql's own read query (no guard; the file is read-only anyway)."""
-        with self._lock:
-            return self._query(sql)
 
-    def _query(self, sql: str) -> ExecResult:
-        return _run_one(self._conn, self._guard, sql, DEFAULT_MAX_ROWS, REFLECT_TIMEOUT_S)
+class SQLiteScratchSession(SQLiteExecutor):
+    """A private read-only connection where empty TEMP stand-in tables can live;
+    its statements may write the stand-ins, and only them."""
 
-    def close(self) -> None:
-        """Close the shared connection (scratch sessions close themselves); drop a copy."""
-        with self._lock:
-            self._conn.close()
-            if self._copy is not None:
-                self._copy.drop()
-                self._copy = None
+    def __init__(self, path: Path) -> None:
+        BaseExecutor.__init__(self, allow_writes=False)
+        self.source = self.path = path
+        self._conn, self._guard = _connect(path, allow_temp=True)
+        self.stand_ins: set[str] = set()
 
-    def __enter__(self) -> SQLiteExecutor:
-        return self
+    def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
+        """Create an empty TEMP table `name` with untyped `columns`.
 
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
+        It shadows a same-named table of the user's database in this session.
+        """
+        if not columns:
+            return needs_columns(name)
+        cols = ", ".join(_quote(col) for col in columns)
+        with self._lock:  # acts-sql's own statement: not through the guard
+            made = self._run_statement(
+                f"CREATE TEMP TABLE {_quote(name)} ({cols})", 0, REFLECT_TIMEOUT_S
+            )
+            if made.ok:
+                self.stand_ins.add(name)
+            return made
+
+    def _stand_ins(self) -> frozenset[str]:
+        return frozenset(self.stand_ins)

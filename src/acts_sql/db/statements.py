@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterable
 
 _RECURSIVE_HEAD = re.compile(r"WITH\s+RECURSIVE\b", re.IGNORECASE)
+
+Located = list[tuple[int, str]]
+"""Statements with the 0-based offset where each starts in the caller's text."""
 
 
 def split_statements(sql: str) -> list[str]:
@@ -58,3 +62,15 @@ def strip_leading_comments(sql: str) -> str:
 def is_recursive(sql: str) -> bool:
     """True when the statement starts with ``WITH RECURSIVE`` (shorter timeout)."""
     return bool(_RECURSIVE_HEAD.match(strip_leading_comments(sql)))
+
+
+def located(sql: str, pieces: Iterable[str]) -> Located:
+    """Each piece of `sql` (in order) with the offset where it starts in `sql`."""
+    found: Located = []
+    cursor = 0
+    for piece in pieces:
+        at = sql.find(piece, cursor)
+        at = cursor if at < 0 else at
+        found.append((at, piece))
+        cursor = at + len(piece)
+    return found

@@ -101,8 +101,8 @@ def capped_timeout(
 def _own_default(executor: Executor) -> float | None:
     """The executor's per-statement timeout setting, where it has one (None: BIRD's).
 
-    Not part of the protocol: the SQLite and server executors call it
-    ``default_timeout``, the DuckDB and DB-API ones ``timeout``.
+    Not part of the protocol: the executors of `acts_sql.db` call it ``timeout``,
+    a `LanguageExecutor` (and the wrappers that copy it) ``default_timeout``.
     """
     for attribute in ("default_timeout", "timeout"):
         value = getattr(executor, attribute, None)

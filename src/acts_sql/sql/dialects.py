@@ -3,7 +3,7 @@
 Each supported dialect is a subclass of `Dialect` that only overrides field
 defaults; defining the subclass registers its one instance. Everything that
 differs between dialects (names, quoting, lexical rules, URL schemes and
-ports, statement timeouts, row limits, read-only transactions, sampling and
+ports, statement timeouts, read-only transactions, syntax probes and
 reflection queries) is a field here, so the rest of the code asks the dialect
 instead of branching on its name. The fields are data only: this module does
 no I/O; the executors in `acts_sql.db` read them.
@@ -44,10 +44,6 @@ TimeoutMethod = Literal["sql", "progress_handler", "interrupt", "driver", "call_
 - "driver": the driver's own query timeout, whole seconds (pymssql);
 - "call_timeout": the connection's `call_timeout` in ms (python-oracledb).
 """
-
-LimitStyle = Literal["limit", "top", "fetch_first"]
-"""How the dialect writes a row limit in SQL acts-sql generates:
-`LIMIT n`, `SELECT TOP n`, `FETCH FIRST n ROWS ONLY`."""
 
 
 class ReflectionQueries(BaseModel):
@@ -144,26 +140,21 @@ class Dialect(BaseModel):
     timeout_sql_alternatives: tuple[str, ...] = ()
     """Tried in order when the server rejects `timeout_sql` (MySQL proper has
     `max_execution_time` where MariaDB has `max_statement_time`)."""
-    limit_style: LimitStyle = "limit"
-    """How SQL that acts-sql writes limits rows (templates, samples)."""
 
     # Read-only defence in depth (the guard in sql/safety.py comes first).
     read_only_session_sql: tuple[str, ...] = ()
     """Statements that make every later transaction of the session read-only."""
-    read_only_begin: str | None = None
-    """Starts a read-only transaction (always rolled back afterwards)."""
-    transactional_ddl: bool = False
-    """DDL can be rolled back, so writes may be tried inside a transaction."""
-    syntax_probe_sql: str | None = None
+    read_only_begin: str = ""
+    """Starts a read-only transaction (always rolled back afterwards); "": none."""
+    syntax_probe_sql: str = ""
     """Parses a statement on the server without running it, to return the
     engine's own syntax error for text the guard cannot parse. A format
     string over `name` (a prepared-statement name), `sql` (the raw text) or
-    `sql_literal` (the text as a string literal). None: no safe probe."""
+    `sql_literal` (the text as a string literal, or a driver placeholder for
+    it). "": the executor probes by other means (EXPLAIN, a parser, a catalog
+    function)."""
 
-    # Sampling and reflection.
-    tablesample_template: str | None = None
-    """A cheap table sample clause after the table name, over `percent`;
-    None when the dialect has none."""
+    # Reflection.
     reflection: ReflectionQueries | None = None
     """Catalog queries listing user tables, columns and keys."""
 
@@ -259,7 +250,6 @@ class SQLite(Dialect):
     embedded: bool = True
     default_schema: str | None = "main"
     timeout_method: TimeoutMethod = "progress_handler"
-    transactional_ddl: bool = True
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT 'main', m.name, m.type, NULL FROM sqlite_master AS m "
@@ -309,10 +299,8 @@ class PostgreSQL(Dialect):
     read_only_session_sql: tuple[str, ...] = (
         "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
     )
-    read_only_begin: str | None = "BEGIN TRANSACTION READ ONLY"
-    transactional_ddl: bool = True
-    syntax_probe_sql: str | None = "PREPARE {name} AS {sql}"
-    tablesample_template: str | None = "TABLESAMPLE SYSTEM ({percent})"
+    read_only_begin: str = "BEGIN TRANSACTION READ ONLY"
+    syntax_probe_sql: str = "PREPARE {name} AS {sql}"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT n.nspname, c.relname, "
@@ -374,8 +362,8 @@ class MySQL(Dialect):
     timeout_sql: str | None = "SET SESSION max_statement_time = {seconds}"
     timeout_sql_alternatives: tuple[str, ...] = ("SET SESSION max_execution_time = {ms}",)
     read_only_session_sql: tuple[str, ...] = ("SET SESSION TRANSACTION READ ONLY",)
-    read_only_begin: str | None = "START TRANSACTION READ ONLY"
-    syntax_probe_sql: str | None = "PREPARE {name} FROM {sql_literal}"
+    read_only_begin: str = "START TRANSACTION READ ONLY"
+    syntax_probe_sql: str = "PREPARE {name} FROM {sql_literal}"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT table_schema, table_name, "
@@ -431,9 +419,6 @@ class SQLServer(Dialect):
     default_port: int | None = 1433
     default_schema: str | None = "dbo"
     timeout_method: TimeoutMethod = "driver"
-    limit_style: LimitStyle = "top"
-    transactional_ddl: bool = True
-    tablesample_template: str | None = "TABLESAMPLE ({percent} PERCENT)"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, "
@@ -470,9 +455,7 @@ class Oracle(Dialect):
     url_schemes: tuple[str, ...] = ("oracle", "oracle+oracledb", "oracle+cx_oracle")
     default_port: int | None = 1521
     timeout_method: TimeoutMethod = "call_timeout"
-    limit_style: LimitStyle = "fetch_first"
-    read_only_begin: str | None = "SET TRANSACTION READ ONLY"
-    tablesample_template: str | None = "SAMPLE ({percent})"
+    read_only_begin: str = "SET TRANSACTION READ ONLY"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT USER, table_name, 'table', num_rows FROM user_tables "
@@ -522,8 +505,6 @@ class DuckDB(Dialect):
     embedded: bool = True
     default_schema: str | None = "main"
     timeout_method: TimeoutMethod = "interrupt"
-    transactional_ddl: bool = True
-    tablesample_template: str | None = "TABLESAMPLE {percent}%"
     reflection: ReflectionQueries | None = ReflectionQueries(
         tables=(
             "SELECT t.table_schema, t.table_name, "
