@@ -7,12 +7,13 @@ Works with OpenAI, vLLM, Ollama, llama.cpp server, DeepSeek and the like.
   without a key is a configuration error.
 - ``timeout`` bounds a whole :meth:`OpenAIBackend.complete` call, retries
   included: each attempt may use only the time left (as the HTTP timeout), a
-  retry is made only if its back-off fits in what is left, and a timed-out
+  retry is made only if its back-off fits in what is left, so a timed-out
   attempt is not retried. A request's ``timeout_s`` (what is left of the
   run) lowers that bound for its call; running out of it raises
   :class:`~acts_sql.errors.LLMDeadlineError`.
-- Up to ``max_retries`` retries, with exponential back-off (or the server's
-  ``Retry-After``), on 408, 409, 429, 5xx and connection failures. Any final
+- The SDK's own retries, up to ``max_retries``, with its exponential back-off
+  scaled to ``backoff_s`` (or the server's ``Retry-After``), on what the SDK
+  retries: 408, 409, 429, 5xx and connection failures. Any final
   failure raises :class:`~acts_sql.errors.LLMError` with a one-line message
   naming the endpoint and the HTTP status: an
   :class:`~acts_sql.errors.LLMUnavailableError` when the endpoint cannot be
@@ -27,10 +28,11 @@ Works with OpenAI, vLLM, Ollama, llama.cpp server, DeepSeek and the like.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import random
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -41,16 +43,16 @@ from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 
 if TYPE_CHECKING:
     import openai
+    from openai.types.chat import ChatCompletion
 
 __all__ = ["JsonMode", "OpenAIBackend"]
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 _JSON_MODES: tuple[JsonMode, ...] = ("json_schema", "json_object", "none")
-_RETRY_STATUSES = frozenset({408, 409, 429})
 _FORMAT_REJECTED_STATUSES = frozenset({400, 422})
 _UNUSABLE_STATUSES = frozenset({401, 403, 404})
 """Statuses that every request of this configuration would get: the endpoint is unusable."""
-_MAX_BACKOFF_S = 8.0
+_SDK_BACKOFF_S = 0.5  # the SDK's first back-off (openai._constants.INITIAL_RETRY_DELAY)
 _PLACEHOLDER_KEY = "sk-no-key-required"
 _THINK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
 _HINTS = {
@@ -108,8 +110,12 @@ class OpenAIBackend:
         self.backoff_s = float(backoff_s)
         self.name = f"openai:{self.model}"
         self._openai = openai
-        self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
+        self._client = _client_class(openai)(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=self.timeout,
+            max_retries=max_retries,
+            backoff_s=self.backoff_s,
         )
         self.endpoint = str(self._client.base_url).rstrip("/")
         self._json_mode_index = 0
@@ -138,16 +144,16 @@ class OpenAIBackend:
         if limit <= 0:
             raise self._timed_out(request, deadline, 0)
         if request.json_schema is None:
-            data, attempts = self._post(request, None, deadline)
+            reply, attempts = self._post(request, None, deadline)
         else:
-            data, attempts = self._post_json(request, deadline)
-        text, usage = self._parse(data, request, attempts)
+            reply, attempts = self._post_json(request, deadline)
+        text, usage = self._parse(reply, request, attempts)
         usage.seconds = time.monotonic() - started
         return LLMResponse(text=text, usage=usage)
 
     # -- JSON mode negotiation -------------------------------------------------------
 
-    def _post_json(self, request: LLMRequest, deadline: _Deadline) -> tuple[dict[str, Any], int]:
+    def _post_json(self, request: LLMRequest, deadline: _Deadline) -> tuple[ChatCompletion, int]:
         first = self._json_mode_index
         for index in range(first, len(_JSON_MODES)):
             try:
@@ -163,44 +169,37 @@ class OpenAIBackend:
             return reply
         raise AssertionError("unreachable: the last JSON mode re-raises")  # pragma: no cover
 
-    # -- one request, with retries -------------------------------------------------
+    # -- one request, with the SDK's retries ----------------------------------------
 
     def _post(
         self, request: LLMRequest, mode: JsonMode | None, deadline: _Deadline
-    ) -> tuple[dict[str, Any], int]:
-        """The decoded response body and the number of attempts it took."""
+    ) -> tuple[ChatCompletion, int]:
+        """The typed reply and the number of attempts it took (the SDK retries)."""
         openai = self._openai
-        kwargs = self._arguments(request, mode)
-        attempt = 0
-        while True:
-            attempt += 1
-            left = deadline.at - time.monotonic()
-            if left <= 0:
-                raise self._timed_out(request, deadline, attempt - 1)
-            try:
-                raw = self._client.chat.completions.with_raw_response.create(**kwargs, timeout=left)
-            except openai.APITimeoutError:
-                raise self._timed_out(request, deadline, attempt) from None
-            except openai.APIConnectionError as exc:
-                failure = f"cannot connect ({_cause(exc)})"
-                status, retry_after, unreachable = None, None, True
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                failure = f"HTTP {status}: {_status_detail(exc)}"
-                if status in _HINTS:
-                    failure += f" ({_HINTS[status]})"
-                if not (status in _RETRY_STATUSES or status >= 500):
-                    raise self._error(failure, request, attempt, status=status) from None
-                retry_after, unreachable = _retry_after(exc.response.headers), False
-            except openai.OpenAIError as exc:  # anything else the SDK reports: not retried
-                failure = f"request failed ({type(exc).__name__}: {_one_line(str(exc), 160)})"
-                raise self._error(failure, request, attempt, status=None) from None
-            else:
-                return self._body(raw.text, request, attempt, raw.status_code), attempt
-            delay = self._delay(attempt, retry_after)
-            if attempt > self.max_retries or time.monotonic() + delay >= deadline.at:
-                raise self._error(failure, request, attempt, status=status, unusable=unreachable)
-            time.sleep(delay)
+        self._client.deadline.at = deadline.at
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(
+                **self._arguments(request, mode), timeout=deadline.at - time.monotonic()
+            )
+        except openai.APITimeoutError as exc:
+            raise self._timed_out(request, deadline, _attempts(exc)) from None
+        except openai.APIConnectionError as exc:
+            failure = f"cannot connect ({_cause(exc)})"
+            raise self._error(
+                failure, request, _attempts(exc), status=None, unusable=True
+            ) from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            failure = f"HTTP {status}: {_status_detail(exc)}"
+            if status in _HINTS:
+                failure += f" ({_HINTS[status]})"
+            raise self._error(failure, request, _attempts(exc), status=status) from None
+        except openai.OpenAIError as exc:  # anything else the SDK reports
+            failure = f"request failed ({type(exc).__name__}: {_one_line(str(exc), 160)})"
+            raise self._error(failure, request, 1, status=None) from None
+        attempts = raw.retries_taken + 1
+        self._check_body(raw.text, request, attempts, raw.status_code)
+        return raw.parse(), attempts
 
     def _arguments(self, request: LLMRequest, mode: JsonMode | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -226,15 +225,10 @@ class OpenAIBackend:
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return retry_after
-        backoff = min(self.backoff_s * 2.0 ** (attempt - 1), _MAX_BACKOFF_S)
-        return backoff * (1 - 0.25 * random.random())
-
     # -- response ----------------------------------------------------------------------
 
-    def _body(self, text: str, request: LLMRequest, attempt: int, status: int) -> dict[str, Any]:
+    def _check_body(self, text: str, request: LLMRequest, attempt: int, status: int) -> None:
+        """Raise for a body that is not a JSON object, or an error object sent with 200."""
         try:
             data = json.loads(text)
         except ValueError:
@@ -252,25 +246,27 @@ class OpenAIBackend:
             raise self._error(
                 f"error in response: {_error_text(data['error'])}", request, attempt, status=status
             )
-        return data
 
-    def _parse(self, data: dict[str, Any], request: LLMRequest, attempts: int) -> tuple[str, Usage]:
-        choices = data.get("choices")
+    def _parse(
+        self, reply: ChatCompletion, request: LLMRequest, attempts: int
+    ) -> tuple[str, Usage]:
+        from openai.types.chat import ChatCompletionMessage
+
+        # the SDK builds its types without validating: a field may hold anything
+        choices: Any = reply.choices
         choice = choices[0] if isinstance(choices, list) and choices else None
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
+        message = getattr(choice, "message", None)
+        if not isinstance(message, ChatCompletionMessage):
             raise self._error(
                 "malformed response: no choices[0].message", request, attempts, status=200
             )
-        content = message.get("content")
-        if not isinstance(content, str):
-            content = message.get("refusal")
+        content = message.content if isinstance(message.content, str) else message.refusal
         if not isinstance(content, str):
             raise self._error(
                 "malformed response: the message has no text content", request, attempts, status=200
             )
-        usage = _usage(data.get("usage"), request.purpose)
-        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        usage = _usage(reply.usage, request.purpose)
+        finish = getattr(choice, "finish_reason", None)
         if isinstance(finish, str) and finish:
             usage.stopped_by = finish
         return _THINK.sub("", content, count=1), usage
@@ -321,16 +317,17 @@ class OpenAIBackend:
 
 
 def _usage(raw: Any, purpose: str) -> Usage:
-    if not isinstance(raw, dict):
+    from openai.types import CompletionUsage
+
+    if not isinstance(raw, CompletionUsage):
         return Usage(purpose=purpose)
-    details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    cached = getattr(raw.prompt_tokens_details, "cached_tokens", None)
     if cached is None:
-        cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek
+        cached = getattr(raw, "prompt_cache_hit_tokens", None)  # DeepSeek
     return Usage(
         purpose=purpose,
-        prompt_tokens=_int(raw.get("prompt_tokens")),
-        completion_tokens=_int(raw.get("completion_tokens")),
+        prompt_tokens=_int(raw.prompt_tokens),
+        completion_tokens=_int(raw.completion_tokens),
         cached_prompt_tokens=_int(cached),
     )
 
@@ -345,16 +342,62 @@ def _schema_name(schema: dict[str, Any], purpose: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:64] or "reply"
 
 
-def _retry_after(headers: Any) -> float | None:
-    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            return float(value) / divisor
-        except ValueError:
-            continue
-    return None
+def _attempts(exc: openai.APIError) -> int:
+    """How many attempts the SDK made, from the retry count it sends with each request."""
+    try:
+        return int(exc.request.headers.get("x-stainless-retry-count", 0)) + 1
+    except (ValueError, RuntimeError):
+        return 1
+
+
+@functools.cache
+def _client_class(openai: Any) -> Any:
+    """The SDK's client, its retries bound by the deadline of the call in this thread."""
+
+    class Client(openai.OpenAI):  # type: ignore[name-defined,misc]
+        def __init__(self, *, backoff_s: float, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.backoff_s = backoff_s
+            self.deadline = threading.local()  # .at: when the call in this thread must be over
+
+        def _prepare_options(self, options: Any) -> Any:
+            options = super()._prepare_options(options)
+            options.timeout = max(self.deadline.at - time.monotonic(), 0.001)  # what is left
+            return options
+
+        def _calculate_retry_timeout(
+            self, remaining: int, options: Any, headers: Any = None
+        ) -> float:
+            delay = float(super()._calculate_retry_timeout(remaining, options, headers))
+            if self._parse_retry_after_header(headers) is None:  # the back-off, not the server's
+                delay *= self.backoff_s / _SDK_BACKOFF_S
+            return delay
+
+        def _sleep_for_retry(
+            self, *, retries_taken: int, max_retries: int, options: Any, response: Any
+        ) -> None:
+            remaining = max_retries - retries_taken
+            delay = self._calculate_retry_timeout(
+                remaining, options, response.headers if response else None
+            )
+            if time.monotonic() + delay < self.deadline.at:
+                time.sleep(delay)
+            elif response is not None:
+                raise self._make_status_error_from_response(response) from None
+            else:  # a timeout or a connection failure (the exception being handled)
+                raise _sdk_error(openai)
+
+    return Client
+
+
+def _sdk_error(openai: Any) -> Exception:
+    """What the SDK raises for the transport failure being handled, when it retries no more."""
+    from openai._httpx2 import timeout_exceptions
+
+    error = sys.exc_info()[1]
+    timed_out = isinstance(error, timeout_exceptions())
+    kind = openai.APITimeoutError if timed_out else openai.APIConnectionError
+    return kind(request=getattr(error, "request", None))  # type: ignore[no-any-return]
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:

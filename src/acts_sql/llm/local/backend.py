@@ -81,6 +81,38 @@ def require_llama_cpp(spec: str = "local:") -> None:
         )
 
 
+def _check_settings(n_ctx: int, n_threads: int | None, max_tokens: int | None) -> None:
+    if n_ctx < 512:
+        raise LLMSpecError(f"local backend: n_ctx must be >= 512, got {n_ctx}")
+    if n_threads is not None and n_threads < 1:
+        raise LLMSpecError(f"local backend: n_threads must be >= 1, got {n_threads}")
+    if max_tokens is not None and max_tokens < 1:
+        raise LLMSpecError(f"local backend: max_tokens must be >= 1, got {max_tokens}")
+
+
+def _resolve_model(text: str) -> tuple[ModelInfo | None, Path | None]:
+    """A registry model, or a .gguf file that exists (exactly one of the two)."""
+    if text.lower() in MODELS:
+        return get_model(text), None
+    if text.endswith(".gguf") or os.sep in text or "/" in text:
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise LLMSpecError(f"LLM spec 'local:{text}': no such model file", path=text)
+        return None, path.resolve()
+    return get_model(text), None  # an unknown name: UnknownModelError lists the known
+
+
+def _choose_prompt_lookup(prompt_lookup: bool | None) -> tuple[bool, str]:
+    """Whether prompt lookup is on, and why it is off by default ("" if not so)."""
+    chosen = prompt_lookup_enabled() if prompt_lookup is None else prompt_lookup
+    if chosen is not None:
+        return chosen, ""
+    from acts_sql.llm.local.engine import batch_exact_build
+
+    exact = batch_exact_build()
+    return exact, "" if exact else LOOKUP_OFF_NOTE
+
+
 _LOADED: dict[tuple[str, int, int, bool], LoadedModel] = {}
 _LOADED_LOCK = threading.Lock()
 _UNLOAD_AT_EXIT: list[bool] = []  # registered once, with the first load
@@ -128,27 +160,9 @@ class LocalBackend:
         name, path and llama-cpp-python are checked now."""
         text = (model or DEFAULT_LOCAL_MODEL).strip()
         require_llama_cpp(f"local:{text}")
-        if n_ctx < 512:
-            raise LLMSpecError(f"local backend: n_ctx must be >= 512, got {n_ctx}")
-        if n_threads is not None and n_threads < 1:
-            raise LLMSpecError(f"local backend: n_threads must be >= 1, got {n_threads}")
-        if max_tokens is not None and max_tokens < 1:
-            raise LLMSpecError(f"local backend: max_tokens must be >= 1, got {max_tokens}")
-        self.info: ModelInfo | None = None
-        self._path: Path | None = None
-        if text.lower() in MODELS:
-            self.info = get_model(text)
-            label = self.info.name
-        elif text.endswith(".gguf") or os.sep in text or "/" in text:
-            path = Path(text).expanduser()
-            if not path.is_file():
-                raise LLMSpecError(f"LLM spec 'local:{text}': no such model file", path=text)
-            self._path = path.resolve()
-            label = str(self._path)
-        else:
-            self.info = get_model(text)  # an unknown name: UnknownModelError lists the known
-            label = self.info.name
-        self.name = f"local:{label}"
+        _check_settings(n_ctx, n_threads, max_tokens)
+        self.info, self._path = _resolve_model(text)
+        self.name = f"local:{self.info.name if self.info is not None else self._path}"
         self.n_ctx = n_ctx
         self.fixed_threads = fixed_threads(n_threads)
         self.n_threads = self.fixed_threads or cores()
@@ -159,16 +173,9 @@ class LocalBackend:
         self.installer = installer
         self.progress = progress
         self.extra_buffers = extra_buffers
-        chosen = prompt_lookup_enabled() if prompt_lookup is None else prompt_lookup
-        self.lookup_note = ""
-        """Why prompt lookup is off by default here ("" when it is on or was chosen)."""
-        if chosen is None:
-            from acts_sql.llm.local.engine import batch_exact_build
-
-            chosen = batch_exact_build()
-            if not chosen:
-                self.lookup_note = LOOKUP_OFF_NOTE
-        self.prompt_lookup = chosen
+        self.prompt_lookup, self.lookup_note = _choose_prompt_lookup(prompt_lookup)
+        """`lookup_note`: why prompt lookup is off by default here ("" when it is on or
+        was chosen)."""
         self.lookup_purposes = (
             lookup_purposes_from_env()
             if lookup_purposes is PROMPT_LOOKUP_PURPOSES

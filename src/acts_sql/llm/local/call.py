@@ -427,18 +427,7 @@ class LoadedModel:
             steering.count(len(transcript.tokens))
             if watch is None or watch.span is None or (call.clock and call.clock.fired):
                 break
-
-            def chooser_at(prefix: Sequence[int], attempt: int = steering.forks + 1) -> Any:
-                advanced = make_chooser(attempt)
-                for token in prefix:
-                    advanced.accept(token)
-                return advanced
-
-            tokens, steps = transcript.tokens, recorder.steps
-            found = fork_point(
-                steps, tokens, watch.span, engine.piece, chooser_at, steering.tried, engine.is_eog
-            )
-            if not steering.fork(found, tokens, steps):
+            if not _fork(engine, make_chooser, transcript, recorder, watch.span, steering):
                 break
         return _Written(
             text=transcript.text.decode("utf-8", errors="ignore"),
@@ -511,6 +500,27 @@ class LoadedModel:
             decode_steps=decode.steps if decode else 0,
             steered=written.steered,
         )
+
+
+def _fork(
+    engine: Any,
+    make_chooser: Callable[[int], Any],
+    transcript: Transcript,
+    recorder: RecordingChooser,
+    span: tuple[int, int],
+    steering: Steering,
+) -> bool:
+    """Move `steering` to where the written value in `span` can fork; False if nowhere."""
+
+    def chooser_at(prefix: Sequence[int], attempt: int = steering.forks + 1) -> Any:
+        advanced = make_chooser(attempt)
+        for token in prefix:
+            advanced.accept(token)
+        return advanced
+
+    tokens, steps = transcript.tokens, recorder.steps
+    found = fork_point(steps, tokens, span, engine.piece, chooser_at, steering.tried, engine.is_eog)
+    return steering.fork(found, tokens, steps)
 
 
 def _resume(engine: Any, prompt: Sequence[int], steering: Steering) -> Any:
