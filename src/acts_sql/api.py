@@ -28,10 +28,10 @@ from acts_sql.engine.budget import (
     DEFAULT_MAX_SECONDS,
     Budget,
 )
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.options import DEFAULT_TEMPERATURE, CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.runner import run_correction
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ConfigError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.spec import parse_llm_spec
