@@ -3,7 +3,7 @@
 An event is the envelope (`seq`, `t`, `kind`, `node`, `tool`, `purpose`,
 `summary`) and its kind's payload in `data`; `TraceEvent` is their union,
 discriminated by `kind`. What each payload holds is told in docs/PROTOCOL.md
-("Trace events"; a test keeps its list equal to `EVENT_KINDS`). The JSON is the
+("Trace events"; a test keeps its list equal to `EventKind`). The JSON is the
 trace file format: a payload writes only the fields it was given (so an event
 reads as it always did), and keeps keys it does not know (older traces load).
 The viewer and the terminal renderer name kinds through `EventKind`.
