@@ -46,6 +46,7 @@ from acts_sql.bench.runner import (
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
+from acts_sql.engine.events import EventKind
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.llm.scripted import ScriptedBackend
 
@@ -73,20 +74,22 @@ def recorded_script(events: list[dict[str, Any]]) -> dict[str, list[str]]:
     """The model's replies per purpose, in the order they were given."""
     script: dict[str, list[str]] = defaultdict(list)
     for event in events:
-        if event["kind"] == "llm_call" and event["data"].get("ok"):
+        if event["kind"] == EventKind.LLM_CALL and event["data"].get("ok"):
             script[event["purpose"]].append(str(event["data"].get("response") or ""))
     return dict(script)
 
 
 def call_purposes(events: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     """Each LLM call's purpose and whether it was answered."""
-    return [(e["purpose"], bool(e["data"].get("ok"))) for e in events if e["kind"] == "llm_call"]
+    return [
+        (e["purpose"], bool(e["data"].get("ok"))) for e in events if e["kind"] == EventKind.LLM_CALL
+    ]
 
 
 def method_of(record: dict[str, Any], events: list[dict[str, Any]]) -> MethodSpec:
     """The recorded run's method, switches and budgets (from its `run_started` options)."""
     options: dict[str, Any] = {}
-    started = next((e for e in events if e["kind"] == "run_started"), None)
+    started = next((e for e in events if e["kind"] == EventKind.RUN_STARTED), None)
     if started is not None:
         options = started["data"].get("options") or {}
     budget = options.get("budget") or options

@@ -49,6 +49,7 @@ from acts_sql.bench.runner import RECORDS, BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.scorer import EvalOptions
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
+from acts_sql.engine.events import EventKind
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.llm.scripted import ScriptedBackend
 
@@ -180,10 +181,12 @@ def tied_groups(trace: dict[str, Any], passed: list[bool]) -> tuple[bool, bool] 
     `passed` says for each sample, in the order they were drawn, whether that answer passes
     on its own (its model's `raw` run). Votes are counted as the vote counts them: refused
     samples cast none."""
-    draws = [e for e in trace["trace"] if e["kind"] in ("candidate", "candidate_missing")]
+    draws = [
+        e for e in trace["trace"] if e["kind"] in (EventKind.CANDIDATE, EventKind.CANDIDATE_MISSING)
+    ]
     passing: dict[str, bool] = {}
     for ok, event in zip(passed, draws, strict=True):
-        if event["kind"] == "candidate":
+        if event["kind"] == EventKind.CANDIDATE:
             name = event["data"]["candidate"]
             passing[name] = passing.get(name, False) or ok
     votes: dict[str, int] = {}

@@ -55,6 +55,7 @@ from typing import Any
 
 from acts_sql.agent.consistency import endorsement_phrase
 from acts_sql.bench.loader import read_trace, stored_trace
+from acts_sql.engine.events import EventKind
 from acts_sql.engine.tree import PlanTree, PlanValidationError, repair_plan
 from acts_sql.protocol import Plan
 from acts_sql.tools.registry import TOOLS
@@ -152,17 +153,17 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
     writing: Counter[str] = Counter()
     failures: Counter[str] = Counter()
     seen: set[str] = set()
-    pooled = any(e["kind"] == "candidate" for e in events)
+    pooled = any(e["kind"] == EventKind.CANDIDATE for e in events)
     plan_nodes: list[int] = []
     started: list[str] = []
     kinds = {  # the statement's own kind (newer traces), else its message to read
         _norm(e["data"].get("sql") or ""): e["data"].get("error_kind") or e["data"]["error"]
         for e in events
-        if e["kind"] == "statement" and (e.get("data") or {}).get("error")
+        if e["kind"] == EventKind.STATEMENT and (e.get("data") or {}).get("error")
     }
     for event in events:
         kind, data = event["kind"], event.get("data") or {}
-        if kind == "llm_call":
+        if kind == EventKind.LLM_CALL:
             purposes[event.get("purpose") or "?"] += 1
             seconds[event.get("purpose") or "?"] += data.get("seconds") or 0.0
             if data.get("stopped_by") == "length":
@@ -174,42 +175,48 @@ def task_stats(trace: dict[str, Any]) -> dict[str, Any]:
             if event.get("purpose") == "judge":
                 stats["judge accepts vouching for the user's SQL"] += _vouches(data)
             _count_writing(writing, data)
-        elif kind == "candidate" and not data.get("duplicate"):
+        elif kind == EventKind.CANDIDATE and not data.get("duplicate"):
             _count_candidate(stats, failures, seen, data.get("sql") or "", data, kinds)
-        elif kind == "candidate":
+        elif kind == EventKind.CANDIDATE:
             stats["duplicates"] += 1
             if data.get("verdict") in ("failed", "refused", "rejected"):
                 stats["repeats of a dropped SQL"] += 1
-        elif kind == "statement" and not pooled and event.get("purpose") in CANDIDATE_PURPOSES:
+        elif (
+            kind == EventKind.STATEMENT
+            and not pooled
+            and event.get("purpose") in CANDIDATE_PURPOSES
+        ):
             sql = data.get("sql") or ""
             if _norm(sql) in seen:
                 stats["duplicates"] += 1
             else:
                 _count_candidate(stats, failures, seen, sql, data, kinds)
-        elif kind in ("plan", "plan_failed"):
+        elif kind in (EventKind.PLAN, EventKind.PLAN_FAILED):
             plan = data.get("nodes") or (data.get("plan") or {}).get("nodes") or []
             plan_nodes.append(len(plan))
-            if kind == "plan" and not data.get("replan"):
+            if kind == EventKind.PLAN and not data.get("replan"):
                 stats["plan steps repeating their path"] += _repeated_steps(data)
-        elif kind == "node_started":
+        elif kind == EventKind.NODE_STARTED:
             started.append(event.get("node") or "")
-        elif kind == "choice":
+        elif kind == EventKind.CHOICE:
             stats["choices"] += 1
-        elif kind == "choice_failed":
+        elif kind == EventKind.CHOICE_FAILED:
             stats["choices"] += 1
             stats["invalid choices"] += 1
-        elif kind == "judgement" and data.get("by") == "agent":
+        elif kind == EventKind.JUDGEMENT and data.get("by") == "agent":
             stats["judge verdicts"] += 1
             stats[f"judge {data.get('verdict')}"] += 1
-        elif kind == "judgement" and "reason says the candidate is wrong" in (
+        elif kind == EventKind.JUDGEMENT and "reason says the candidate is wrong" in (
             event.get("summary") or ""
         ):
             stats["judge verdicts"] += 1
             stats["judge accept contradicted by its reason"] += 1
-        elif kind == "judgement" and "of its reason is copied" in (event.get("summary") or ""):
+        elif kind == EventKind.JUDGEMENT and "of its reason is copied" in (
+            event.get("summary") or ""
+        ):
             stats["judge verdicts"] += 1
             stats["judge accept with a copied reason"] += 1
-        elif kind == "judgement" and (event.get("summary") or "").startswith(
+        elif kind == EventKind.JUDGEMENT and (event.get("summary") or "").startswith(
             "the judge accepted a result only"
         ):
             stats["judge verdicts"] += 1

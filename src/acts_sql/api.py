@@ -18,10 +18,10 @@ from collections.abc import Callable
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect, with_language
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.runner import run_correction
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ConfigError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.spec import parse_llm_spec

@@ -200,7 +200,7 @@ def test_judge_that_never_answers_rejects_and_the_engine_backtracks(demo_db, dem
     assert first.data["verdict"] == "reject" and first.data["by"] == "engine"
     assert "judge failed" in first.summary
     backtrack = events(result, "backtrack")[0]
-    assert backtrack.data == {"to": "n1", "by": "engine"}
+    assert backtrack.data.model_dump() == {"to": "n1", "by": "engine"}
     assert result.accepted is True
 
 

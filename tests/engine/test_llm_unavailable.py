@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from acts_sql import CorrectionOptions, correct
-from acts_sql.engine.trace import TraceEvent
+from acts_sql.engine.events import TraceEvent
 from acts_sql.errors import LLMError, LLMUnavailableError, ScriptExhaustedError
 from acts_sql.llm.base import LLMRequest, LLMResponse
 from acts_sql.llm.local import LocalModelLoadError

@@ -41,7 +41,7 @@ def comparable(result: CorrectionResult) -> dict[str, Any]:
             "node": e.node,
             "purpose": e.purpose,
             "summary": "" if e.kind in TIMED_SUMMARIES else e.summary,
-            "data": _strip(e.data),
+            "data": _strip(e.data.model_dump(mode="json")),
         }
         for e in result.trace
     ]

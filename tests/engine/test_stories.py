@@ -37,7 +37,7 @@ def test_figure3_refuses_the_users_reading_and_backtracks_to_the_right_one(demo_
     pruned = [e for e in result.trace if e.kind == "pruned"]
     assert len(pruned) == 1 and pruned[0].node == "n1.1"
     backtrack = next(e for e in result.trace if e.kind == "backtrack")
-    assert backtrack.data == {"to": "n1", "by": "engine"}
+    assert backtrack.data.model_dump() == {"to": "n1", "by": "engine"}
     # every LLM call is recorded with its purpose; the judge saw only n1.2. The raw
     # rewrite is written first (its prompt shares no prefix with the others)
     purposes = [e.purpose for e in result.trace if e.kind == "llm_call"]
@@ -67,7 +67,7 @@ def test_figure3_judge_rejects_with_a_reason_and_names_the_backtrack_target(demo
     pruned = [e for e in result.trace if e.kind == "pruned"]
     assert len(pruned) == 1 and "hours apart" in pruned[0].data["reason"]
     backtrack = next(e for e in result.trace if e.kind == "backtrack")
-    assert backtrack.data == {"to": "n1", "by": "agent"}
+    assert backtrack.data.model_dump() == {"to": "n1", "by": "agent"}
     # the judge wrote its reason before its verdict (the schema's order)
     request = next(r for r in llm.requests if r.purpose == "judge")
     assert request.json_schema["required"][:2] == ["reason", "verdict"]

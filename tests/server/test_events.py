@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from acts_sql.engine.trace import TraceEvent
+from acts_sql.engine.events import EVENTS, TraceEvent
 from server.service import TOKEN, Service, running_service, service_config, sse_messages
 
 
@@ -37,7 +37,7 @@ def read_stream(client: httpx.Client, url: str, **kwargs) -> list[dict[str, str]
 
 def check_complete(messages: list[dict[str, str]], first_seq: int = 0) -> list[TraceEvent]:
     trace = [m for m in messages if m.get("event") == "trace"]
-    events = [TraceEvent.model_validate_json(m["data"]) for m in trace]
+    events = [EVENTS.validate_json(m["data"]) for m in trace]
     seqs = [e.seq for e in events]
     assert seqs == list(range(first_seq, first_seq + len(events)))
     assert [int(m["id"]) for m in trace] == seqs

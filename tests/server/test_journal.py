@@ -7,13 +7,14 @@ import threading
 import time
 from typing import Any
 
-from acts_sql.engine.trace import TraceEvent
+from acts_sql.engine.events import TraceEvent
 from acts_sql.server.models import RunState
 from acts_sql.server.run import Run
 from acts_sql.server.runs import RunRegistry
 from acts_sql.server.store import RunJournal
 from acts_sql.server.store.records import Created, Ended, Event
 from server.test_runs import SPEC, result_with
+from support import statement_event
 
 
 class SlowStore:
@@ -38,7 +39,7 @@ class SlowStore:
 
 
 def events(count: int) -> list[TraceEvent]:
-    return [TraceEvent(seq=seq, t=0.0, kind="statement") for seq in range(count)]
+    return [statement_event(seq) for seq in range(count)]
 
 
 def test_events_queued_while_a_commit_runs_share_the_next_one():

@@ -7,13 +7,14 @@ import threading
 
 import pytest
 
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.auth import Access, TokenSet
 from acts_sql.server.errors import ApiError, ErrorCode
 from acts_sql.server.models import RunState
 from acts_sql.server.runs import Run, RunRegistry, RunSpec
+from support import statement_event
 
 SPEC = RunSpec(
     kind="correct",
@@ -25,8 +26,8 @@ SPEC = RunSpec(
 )
 
 
-def event(seq: int, kind: str = "statement") -> TraceEvent:
-    return TraceEvent(seq=seq, t=0.0, kind=kind)
+def event(seq: int) -> TraceEvent:
+    return statement_event(seq)
 
 
 def result_with(events: list[TraceEvent]) -> CorrectionResult:
@@ -77,9 +78,9 @@ def test_the_registry_refuses_runs_beyond_its_slots_and_frees_them():
     gate = threading.Event()
 
     def work(spec, listener):
-        listener(event(0, "run_started"))
+        listener(event(0))
         gate.wait(5)
-        return result_with([event(0, "run_started")])
+        return result_with([event(0)])
 
     registry = RunRegistry(work, max_active=2, keep_finished=1, grace_seconds=0)
     try:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ConfigError
 from acts_sql.server import load_config
 from acts_sql.server.models import RunState
@@ -18,6 +17,7 @@ from server.process import ServiceProcess, free_port
 from server.service import service_config
 from server.test_config import run_cli
 from server.test_runs import SPEC
+from support import statement_event
 
 
 def store_of(tmp_path: Path, text: str = "", limits: str = ""):
@@ -99,7 +99,7 @@ def test_recovery_keeps_the_events_up_to_the_first_one_missing(tmp_path: Path):
     store = SqlRunStore.open(driver, Retention(max_runs=10))
     run = Run(SPEC, hard_deadline_s=10)
     run.mark_running()
-    events = [TraceEvent(seq=seq, t=0.0, kind="statement") for seq in (0, 1, 3)]
+    events = [statement_event(seq) for seq in (0, 1, 3)]
     store.write([Created(run), *(Event(run.id, e) for e in events)])
     assert store.load(run.id) is None  # in progress: not the store's to answer for
     store.close()  # as a killed process would leave it: no end

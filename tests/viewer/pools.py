@@ -24,8 +24,8 @@ from typing import Any
 
 from acts_sql import CorrectionOptions, correct
 from acts_sql.demo import demo_db_path, get_task
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from support import scripted
 
 JUDGE_REASON = "group B lists the rooms whose bookings intersect in time"

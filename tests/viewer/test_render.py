@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 
+from acts_sql.engine.events import EventKind
 from acts_sql.viewer import content_security_policy, embed_json, render_html, render_live_html
 from viewer.conftest import PAYLOAD
 
@@ -132,3 +133,14 @@ def test_the_live_page_points_at_the_run_stream():
         "result": None,
     }
     assert "<img" not in page
+
+
+def test_the_script_names_event_kinds_that_exist(figure3_result):
+    from importlib.resources import files
+
+    script = files("acts_sql.viewer").joinpath("assets", "viewer.js").read_text()
+    named = set(re.findall(r"\bKIND\.([A-Z_]+)", script))
+    assert named and named <= {kind.name for kind in EventKind}
+    assert not re.search(r"case \"[a-z_]+\":", script)  # kinds by name, not as strings
+    (script,) = SCRIPT_BLOCK.findall(render_html(figure3_result))
+    assert 'Object.freeze({"RUN_STARTED":"run_started",' in script

@@ -44,6 +44,7 @@ from acts_sql.bench.models import Dialect, ScoredTask, Status, TaskKey
 from acts_sql.bench.runner import RECORDS, BenchRecord
 from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
+from acts_sql.engine.events import EventKind
 from acts_sql.errors import ActsSqlError
 from acts_sql.sql.diagnostics import split_statements
 from acts_sql.sql.normalize import normalize_sql
@@ -112,7 +113,7 @@ def trace_candidates(path: Path) -> list[TraceCandidate]:
         raise BenchDataError(f"{path} has no list of trace events", path=str(path))
     found: list[TraceCandidate] = []
     for index, event in enumerate(events):
-        if not isinstance(event, dict) or event.get("kind") != "candidate":
+        if not isinstance(event, dict) or event.get("kind") != EventKind.CANDIDATE:
             continue
         raw_data = event.get("data")
         data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}

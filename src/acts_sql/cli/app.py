@@ -60,9 +60,9 @@ from acts_sql.engine.budget import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_SECONDS,
 )
+from acts_sql.engine.events import EVENTS, TraceEvent
 from acts_sql.engine.options import DEFAULT_TEMPERATURE, Method
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.cache import CachedBackend
@@ -347,7 +347,8 @@ def languages(
 
 @app.command()
 def protocol() -> None:
-    """Print the JSON Schema of the plan protocol (the agent's JSON replies)."""
+    """Print the JSON Schema of the plan protocol (the agent's JSON replies) and of the
+    trace events."""
     sys.stdout.write(json.dumps(protocol_schema(), indent=2) + "\n")
 
 
@@ -355,7 +356,10 @@ def protocol_schema() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "acts-sql plan protocol",
-        "$defs": {name: model.model_json_schema() for name, model in PROTOCOL_MODELS.items()},
+        "$defs": {
+            **{name: model.model_json_schema() for name, model in PROTOCOL_MODELS.items()},
+            "TraceEvent": EVENTS.json_schema(),
+        },
     }
 
 

@@ -35,9 +35,9 @@ from acts_sql.cli.render import progress_line, show_result
 from acts_sql.db.connect import open_database
 from acts_sql.demo import DemoTask, demo_db_path, load_tasks
 from acts_sql.engine.budget import Budget
+from acts_sql.engine.events import LlmCallEvent, TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ConfigError, LLMSpecError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse
 from acts_sql.llm.local import LocalBackend
@@ -245,12 +245,12 @@ def demo_progress(console: Console) -> Callable[[TraceEvent], None]:
 
     def show(event: TraceEvent) -> None:
         line: str | None
-        if event.kind == "llm_call" and event.data.get("ok"):
+        if isinstance(event, LlmCallEvent) and event.data.ok:
             data = event.data
             line = (
-                f"  · LLM {event.purpose}: {data.get('prompt_tokens', 0)} prompt tokens "
-                f"({data.get('cached_prompt_tokens', 0)} cached) + "
-                f"{data.get('completion_tokens', 0)} written, {data.get('seconds', 0.0):.1f} s"
+                f"  · LLM {event.purpose}: {data.prompt_tokens} prompt tokens "
+                f"({data.cached_prompt_tokens} cached) + "
+                f"{data.completion_tokens} written, {data.seconds:.1f} s"
             )
         else:
             line = progress_line(event)

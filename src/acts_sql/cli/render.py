@@ -20,8 +20,17 @@ from rich.tree import Tree
 
 from acts_sql.cli.console import capped
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.events import (
+    EventKind,
+    JudgementEvent,
+    LlmCallEvent,
+    NodeStartedEvent,
+    PoolEvent,
+    RefusalEvent,
+    ReplanEvent,
+    TraceEvent,
+)
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.sql.languages import LanguageInfo, LoadFailure, plugin_for
 
 STATUS_STYLE = {
@@ -113,8 +122,8 @@ def pool_members(result: CorrectionResult) -> dict[str, list[str]]:
     """Node id -> the candidate ids of its pool (its `pool` event, else those it produced)."""
     pools: dict[str, list[str]] = {}
     for event in result.trace:
-        if event.kind == "pool" and event.node:
-            pools[event.node] = [str(c) for c in event.data.get("candidates") or []]
+        if isinstance(event, PoolEvent) and event.node:
+            pools[event.node] = [str(c) for c in event.data.candidates]
     produced: dict[str, list[str]] = {}
     for candidate in result.candidates:
         node = candidate.get("node")
@@ -142,7 +151,7 @@ def judge_labels(result: CorrectionResult) -> dict[str, dict[str, str]]:
     """Node id -> {group id: label} of the groups its judge was shown (the latest judgement)."""
     labels: dict[str, dict[str, str]] = {}
     for event in result.trace:
-        shown = event.data.get("labels") if event.kind == "judgement" else None
+        shown = event.data.labels if isinstance(event, JudgementEvent) else None
         if event.node and shown:
             labels[event.node] = {str(g): str(label) for label, g in shown.items()}
     return labels
@@ -236,18 +245,18 @@ def judgement_lines(result: CorrectionResult) -> list[Text]:
     votes = {g["id"]: g.get("votes", 0) for g in result.groups}
     lines = []
     for event in result.trace:
-        shown = event.data.get("labels") if event.kind == "judgement" else None
-        if not shown:
+        if not isinstance(event, JudgementEvent) or not event.data.labels:
             continue
+        shown = event.data.labels
         groups = ", ".join(
             f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in shown.items()
         )
         line = Text(f"{event.node}: judge shown {groups}; ")
-        chosen = event.data.get("group")
-        if event.data.get("verdict") == "accept" and chosen:
+        chosen = event.data.group
+        if event.data.verdict == "accept" and chosen:
             label = next((k for k, v in shown.items() if v == chosen), "?")
             line.append(f"chose {label} ({chosen})", style="bold green")
-        elif event.data.get("by") == "agent":
+        elif event.data.by == "agent":
             line.append("rejected all", style="bold red")
         else:
             line.append("overruled by the engine", style="yellow")
@@ -300,9 +309,9 @@ def tree_with_answers(result: CorrectionResult) -> list[dict[str, Any]]:
     (A node's own `candidate_sql` is its greedy candidate, which need not be the pick.)
     """
     picked = {
-        e.node: str(e.data["sql"])
+        e.node: e.data.sql
         for e in result.trace
-        if e.kind == "judgement" and e.data.get("verdict") == "accept" and e.data.get("sql")
+        if isinstance(e, JudgementEvent) and e.data.verdict == "accept" and e.data.sql
     }
     return [
         {**n, "candidate_sql": picked[n["id"]]} if n.get("id") in picked else n for n in result.tree
@@ -369,39 +378,43 @@ def sql_view(sql: str, limit: int = MAX_SQL_CHARS) -> list[Any]:
 def progress_line(event: TraceEvent) -> str | None:
     """One line of live progress for the events a person wants to see."""
     where = f"{event.node} " if event.node else ""
-    if event.kind == "node_started":
+    if isinstance(event, NodeStartedEvent):
         return f"▸ {where}{event.tool}: {_first_line(event.summary, 90)}"
-    if event.kind == "llm_call":
-        if event.data.get("before_any_reply"):
+    if isinstance(event, LlmCallEvent):
+        if event.data.before_any_reply:
             return None  # the run stops: the command's error line says why
         return f"  · LLM {event.purpose}: {_one_line(event.summary, 200)}"
-    if event.kind == "pool":
+    if isinstance(event, PoolEvent):
         return f"  pool {event.node or ''}: {_one_line(event.summary, 100)}"
-    if event.kind == "refusal":
-        verdict = "refused" if event.data.get("verdict", "refused") == "refused" else "rejected"
+    if isinstance(event, RefusalEvent):
+        verdict = "refused" if event.data.verdict == "refused" else "rejected"
         at = f" at {event.node}" if event.node else ""
-        candidate = event.data.get("candidate", "?")
+        candidate = event.data.candidate
         return f"  {verdict} {candidate}{at}: {_one_line(event.summary, 90)}"
-    if event.kind == "replan":
-        lessons = [ln for ln in str(event.data.get("lessons") or "").splitlines() if ln.strip()]
+    if isinstance(event, ReplanEvent):
+        lessons = [ln for ln in event.data.lessons.splitlines() if ln.strip()]
         told = f" (told {_plural(len(lessons), 'lesson')})" if lessons else ""
         return f"  replan: {_one_line(event.summary, 90)}{told}"
-    if event.kind == "judgement":
+    if isinstance(event, JudgementEvent):
         return _judgement_line(event, where)
-    if event.kind in (
-        "backtrack",
-        "expanded",
-        "fix_inserted",
-        "plan_failed",
-        "choice",
-        "rule_fired",
-        "llm_repair",
-        "sql_translated",
-        "dac_feedback",
-        "dac_dropped",
-    ):
+    if event.kind in _ONE_LINERS:
         return f"  {event.kind} {where}{_first_line(event.summary, 100)}"
     return None
+
+
+_ONE_LINERS = {
+    EventKind.BACKTRACK,
+    EventKind.EXPANDED,
+    EventKind.FIX_INSERTED,
+    EventKind.PLAN_FAILED,
+    EventKind.CHOICE,
+    EventKind.RULE_FIRED,
+    EventKind.LLM_REPAIR,
+    EventKind.SQL_TRANSLATED,
+    EventKind.DAC_FEEDBACK,
+    EventKind.DAC_DROPPED,
+}
+"""The kinds a progress line shows as `kind node summary`."""
 
 
 def fan_out(*listeners: Callable[[TraceEvent], None]) -> Callable[[TraceEvent], None]:
@@ -425,14 +438,14 @@ def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
     return show
 
 
-def _judgement_line(event: TraceEvent, where: str) -> str:
-    shown = event.data.get("labels") or {}
+def _judgement_line(event: JudgementEvent, where: str) -> str:
+    shown = event.data.labels
     reason = _one_line(event.summary, 80)
-    chosen = event.data.get("group")
-    if event.data.get("verdict") == "accept" and chosen:
+    chosen = event.data.group
+    if event.data.verdict == "accept" and chosen:
         label = next((k for k, v in shown.items() if v == chosen), "?")
         return f"  judgement {where}accepted group {label} ({chosen}) of {len(shown)}: {reason}"
-    if event.data.get("verdict") == "reject" and shown and event.data.get("by") == "agent":
+    if event.data.verdict == "reject" and shown and event.data.by == "agent":
         return f"  judgement {where}rejected all {_plural(len(shown), 'group')}: {reason}"
     return f"  judgement {where}{_first_line(event.summary, 100)}"
 
@@ -444,7 +457,7 @@ class Activity:
         self.step = ""
 
     def __call__(self, event: TraceEvent) -> None:
-        if event.kind == "node_started":
+        if isinstance(event, NodeStartedEvent):
             self.step = f"{event.node} {event.tool}"
 
     def where(self) -> str:

@@ -33,6 +33,7 @@ from functools import partial
 from acts_sql.agent.single_call import critique_and_rewrite, raw_correction
 from acts_sql.db.executor import Executor
 from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.events import CandidateData, CandidateMissingData, NodeFinishedData, VoteData
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.prefetch import first_request
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
@@ -60,15 +61,16 @@ def _execute_candidate(
     if result.ok:
         book.accept(candidate, "executes without error")
     trace.emit(
-        "candidate",
+        CandidateData(
+            sql=sql,
+            status=result.status,
+            statements=statements,
+            candidate=candidate.id,
+            origin="greedy",
+            duplicate=False,
+        ),
         node=node,
         summary=result.summary(max_rows=3),
-        sql=sql,
-        status=result.status,
-        statements=statements,
-        candidate=candidate.id,
-        origin="greedy",
-        duplicate=False,
     )
     accepted = candidate if result.ok else None
     stop = (
@@ -91,10 +93,10 @@ def run_critic(
     reply = critique_and_rewrite(llm.for_node("critic"), task, retries)
     if reply.value is None:
         trace.emit(
-            "node_finished", node="critic", summary=f"failed: {reply.error}", status="failed"
+            NodeFinishedData(status="failed"), node="critic", summary=f"failed: {reply.error}"
         )
         return SearchOutcome(stop_reason=f"no usable rewrite: {reply.error}")
-    trace.emit("node_finished", node="critic", summary=reply.value.critique, status="done")
+    trace.emit(NodeFinishedData(status="done"), node="critic", summary=reply.value.critique)
     sql = in_task_language(
         reply.value.sql.strip().rstrip(";"), executor, trace, "critic", llm.budget
     )
@@ -105,10 +107,9 @@ def run_raw(executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace)
     statements, _ = raw_correction(llm.for_node("raw"), task)
     if not statements:
         trace.emit(
-            "node_finished",
+            NodeFinishedData(status="failed"),
             node="raw",
             summary="failed: no ```sql block in the reply",
-            status="failed",
         )
         return SearchOutcome(stop_reason="no ```sql block in the reply")
     sql = ";\n".join(statements)
@@ -151,7 +152,7 @@ def run_vote(
         )
         origin = "greedy" if k == 0 else "sample"
         if not statements:
-            trace.emit("candidate_missing", node="vote", summary="no ```sql block", origin=origin)
+            trace.emit(CandidateMissingData(origin=origin), node="vote", summary="no ```sql block")
             continue
         sql = ";\n".join(statements)
         if task.language is not None:  # one query, maybe written in SQL (see run_raw)
@@ -186,17 +187,18 @@ def _cast_vote(
         if refusal:
             book.refuse(candidate, refusal)
     trace.emit(
-        "candidate",
+        CandidateData(
+            sql=candidate.sql,
+            status=candidate.result.status,
+            statements=statements_of.get(candidate.id),
+            candidate=candidate.id,
+            origin=origin,
+            duplicate=known is not None,
+            group=candidate.group,
+            verdict=candidate.verdict,
+        ),
         node="vote",
         summary=f"repeats {candidate.id}" if known else candidate.result.summary(max_rows=3),
-        sql=candidate.sql,
-        status=candidate.result.status,
-        statements=statements_of.get(candidate.id),  # what the vote returns, if it wins
-        candidate=candidate.id,
-        origin=origin,
-        duplicate=known is not None,
-        group=candidate.group,
-        verdict=candidate.verdict,
     )
     if known is None and candidate.verdict == "refused":
         emit_refusal(trace, "vote", candidate)
@@ -223,7 +225,7 @@ def _vote_outcome(
             groups=groups,
         )
     votes = _trusted_votes(book, winner.group)
-    trace.emit("vote", node="vote", summary=f"{votes} of {pool.size} agree", winner=winner.id)
+    trace.emit(VoteData(winner=winner.id), node="vote", summary=f"{votes} of {pool.size} agree")
     cast = sum(_trusted_votes(book, g.id) for g in book.groups.values())
     if votes < needed:
         why = (

@@ -20,6 +20,15 @@ from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.events import (
+    CandidateData,
+    FixInsertedData,
+    JudgeFailedData,
+    JudgementData,
+    PoolData,
+    RawCandidateData,
+    UnconfirmedData,
+)
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
@@ -144,7 +153,9 @@ class CandidateStage:
             self._write_raw()
         sql = self._raw_sql or ""
         if not sql:
-            self.trace.emit("raw_candidate", node=node_id, summary="no ```sql block in the reply")
+            self.trace.emit(
+                RawCandidateData(), node=node_id, summary="no ```sql block in the reply"
+            )
             return []
         written = sql
         sql = in_task_language(sql, self.executor, self.trace, node_id, self.budget)
@@ -221,19 +232,20 @@ class CandidateStage:
         self, node_id: str, candidate: Candidate, origin: str, *, duplicate: bool
     ) -> None:
         self.trace.emit(
-            "candidate",
-            node=node_id,
-            summary=(
-                f"repeats {candidate.id}" if duplicate else candidate.result.summary(max_rows=3)
+            CandidateData(
+                sql=candidate.sql,
+                status=candidate.result.status,
+                candidate=candidate.id,
+                origin=origin,
+                duplicate=duplicate,
+                group=candidate.group,
+                verdict=candidate.verdict,
+                reason=candidate.reason,
             ),
-            sql=candidate.sql,
-            status=candidate.result.status,
-            candidate=candidate.id,
-            origin=origin,
-            duplicate=duplicate,
-            group=candidate.group,
-            verdict=candidate.verdict,
-            reason=candidate.reason,
+            node=node_id,
+            summary=f"repeats {candidate.id}"
+            if duplicate
+            else candidate.result.summary(max_rows=3),
         )
         if not duplicate and candidate.verdict in ("refused", "rejected"):
             emit_refusal(self.trace, node_id, candidate)
@@ -248,11 +260,12 @@ class CandidateStage:
             return self._backtrack(node, None, outcome.error or "no candidate")
         pool = self._register(node.id, entries)
         self.trace.emit(
-            "pool",
+            PoolData(
+                candidates=[c.id for c in pool],
+                groups=list(dict.fromkeys(c.group for c in pool if c.group)),
+            ),
             node=node.id,
             summary=_pool_summary(pool),
-            candidates=[c.id for c in pool],
-            groups=list(dict.fromkeys(c.group for c in pool if c.group)),
         )
         eligible = [c for c in pool if c.verdict == "unjudged" and c.runs]
         if eligible:
@@ -291,7 +304,7 @@ class CandidateStage:
         )
         self.tree.add_child(node.id, fix, origin="engine")
         self.trace.emit(
-            "fix_inserted", node=node.id, summary=target.reason, child=fix.id, candidate=target.id
+            FixInsertedData(child=fix.id, candidate=target.id), node=node.id, summary=target.reason
         )
         return fix.id
 
@@ -333,15 +346,16 @@ class CandidateStage:
             node.candidate_sql = winner.sql
             self.accepted = winner
             self.trace.emit(
-                "judgement",
+                JudgementData(
+                    verdict="accept",
+                    by="agent",
+                    sql=winner.sql,
+                    group=chosen,
+                    candidate=winner.id,
+                    labels=view.labels,
+                ),
                 node=node.id,
                 summary=decision.reason,
-                verdict="accept",
-                by="agent",
-                sql=winner.sql,
-                group=chosen,
-                candidate=winner.id,
-                labels=view.labels,
             )
             return None
         if fault is not None:
@@ -407,13 +421,9 @@ class CandidateStage:
             f"{self.min_agreement} needed to accept): {decision.reason}"
         )
         self.trace.emit(
-            "unconfirmed",
+            UnconfirmedData(group=group_id, votes=votes, needed=self.min_agreement, labels=labels),
             node=node.id,
             summary=reason,
-            group=group_id,
-            votes=votes,
-            needed=self.min_agreement,
-            labels=labels,
         )
         return self._reject_node(node, reason, decision=None, labels=labels)
 
@@ -428,15 +438,16 @@ class CandidateStage:
     ) -> str | None:
         node.status, node.reason = NodeStatus.REJECTED, reason
         self.trace.emit(
-            "judgement",
+            JudgementData(
+                verdict="reject",
+                by="agent" if decision is not None else "engine",
+                sql=node.candidate_sql,
+                backtrack_to=decision.backtrack_to if decision else None,
+                judged=judged,
+                labels=labels or {},
+            ),
             node=node.id,
             summary=reason,
-            verdict="reject",
-            by="agent" if decision is not None else "engine",
-            sql=node.candidate_sql,
-            backtrack_to=decision.backtrack_to if decision else None,
-            judged=judged,
-            labels=labels or {},
         )
         return self._backtrack(node, decision, reason)
 
@@ -467,7 +478,7 @@ class CandidateStage:
         )
         if reply.value is None:
             self.trace.emit(
-                "judge_failed", node=node.id, summary=reply.error or "", reason=reply.error
+                JudgeFailedData(reason=reply.error), node=node.id, summary=reply.error or ""
             )
         return reply.value, reply.error
 

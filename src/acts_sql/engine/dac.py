@@ -44,6 +44,7 @@ from acts_sql.agent.dac import (
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect, database_executor
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.events import DacDroppedData, DacEntitiesData, DacFeedbackData, DacSkeletonData
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
@@ -137,14 +138,14 @@ def _try(sql: str | None, run: TracedExecutor, staged: StagedRun, origin: str) -
 def _kept(result: ExecResult, sql: str, before: str, view: _SqlView, trace: Trace) -> bool:
     """DAC's guard: a correction stays only if it runs and (SQL) its skeleton is not longer."""
     if not result.ok:
-        trace.emit("dac_dropped", node=NODE, summary=f"the correction fails: {result.error}")
+        trace.emit(DacDroppedData(), node=NODE, summary=f"the correction fails: {result.error}")
         return False
     if not view.is_sql:
         return True
     new, old = skeleton(sql, view.dialect), skeleton(before, view.dialect)
     if new and old and skeleton_length(new) > skeleton_length(old):
         why = f"the correction's skeleton is longer than the SQL's ({new!r} vs {old!r})"
-        trace.emit("dac_dropped", node=NODE, summary=why)
+        trace.emit(DacDroppedData(), node=NODE, summary=why)
         return False
     return True
 
@@ -165,12 +166,13 @@ def _linked(
     mentions = grounded(mentions + question_columns(task.question, facts, tables), facts)
     checked = [m for m in (_checked(m, facts, run, dialect) for m in mentions) if m]
     trace.emit(
-        "dac_entities",
+        DacEntitiesData(
+            linked=[m.model_dump() for m in raw],
+            kept=[m.model_dump() for m in checked],
+            error=reply.error,
+        ),
         node=NODE,
         summary=f"{len(checked)} of {len(raw)} linked entities found in the database",
-        linked=[m.model_dump() for m in raw],
-        kept=[m.model_dump() for m in checked],
-        error=reply.error,
     )
     return checked
 
@@ -220,15 +222,12 @@ def _feedback(
             "table, column or value"
         )
     trace.emit(
-        "dac_skeleton",
+        DacSkeletonData(sketch=sketch, skeleton=implied, sql_skeleton=own),
         node=NODE,
         summary=implied or "(no sketch)",
-        sketch=sketch,
-        skeleton=implied,
-        sql_skeleton=own,
     )
     text = "\n".join(lines)
-    trace.emit("dac_feedback", node=NODE, summary=text or "(no disagreement)", feedback=text)
+    trace.emit(DacFeedbackData(feedback=text), node=NODE, summary=text or "(no disagreement)")
     return text
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from acts_sql.agent.maplerepair import repair_with_hints
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.events import LlmRepairData
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.search import SearchOutcome
@@ -101,18 +102,16 @@ def _llm_repair(
     shown = state.result.summary(max_rows=10)
     sql = repair_with_hints(llm.for_node(NODE), task, state.sql, shown, hints)
     if sql is None:
-        staged.trace.emit("llm_repair", node=NODE, summary="no ```sql block in the reply", ok=False)
+        staged.trace.emit(
+            LlmRepairData(ok=False), node=NODE, summary="no ```sql block in the reply"
+        )
         return None
     sql = in_task_language(sql, run, staged.trace, NODE, llm.budget)
     result = run.execute(sql)
     candidate = staged.record(sql, result, "llm_repair")
     staged.trace.emit(
-        "llm_repair",
+        LlmRepairData(ok=result.ok, sql=sql, candidate=candidate.id, hints=hints),
         node=NODE,
         summary=result.summary(max_rows=3),
-        ok=result.ok,
-        sql=sql,
-        candidate=candidate.id,
-        hints=hints,
     )
     return ChainResult(sql=sql, result=result)

@@ -52,6 +52,7 @@ from acts_sql.db.executor import (
 from acts_sql.db.language import database_executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.events import LlmCallData, StatementData
 from acts_sql.engine.prefetch import Prefetcher
 from acts_sql.engine.trace import Trace
 from acts_sql.errors import ActsSqlError, LLMDeadlineError, LLMUnavailableError
@@ -185,16 +186,11 @@ class TracedLLM:
             first = isinstance(exc, LLMUnavailableError) and not self._ledger.calls
             if isinstance(exc, LLMUnavailableError) and first:
                 exc.details["before_any_reply"] = True
-            marks: dict[str, Any] = {"before_any_reply": True} if first else {}
+            failed = LlmCallData(ok=False, error=str(exc), timeout_s=_rounded(timeout))
+            if first:
+                failed.before_any_reply = True
             self._trace.emit(
-                "llm_call",
-                node=self._node,
-                purpose=request.purpose,
-                summary=f"error: {exc}",
-                ok=False,
-                error=str(exc),
-                timeout_s=_rounded(timeout),
-                **marks,
+                failed, node=self._node, purpose=request.purpose, summary=f"error: {exc}"
             )
             if isinstance(exc, LLMDeadlineError) and by_run:
                 raise self._budget.out_of_time() from exc
@@ -213,22 +209,23 @@ class TracedLLM:
         if ahead is not None:
             extra["sent_ahead"] = True
         self._trace.emit(
-            "llm_call",
+            LlmCallData(
+                ok=True,
+                prompt_tokens=usage.prompt_tokens,
+                cached_prompt_tokens=usage.cached_prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                seconds=round(usage.seconds, 4),
+                replayed=usage.replayed,
+                response=response.text,
+                timeout_s=_rounded(timeout),
+                **extra,
+            ),
             node=self._node,
             purpose=request.purpose,
             summary=(
                 f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.seconds:.2f} s"
                 + (" (deadline: partial reply)" if usage.stopped_by == "deadline" else "")
             ),
-            ok=True,
-            prompt_tokens=usage.prompt_tokens,
-            cached_prompt_tokens=usage.cached_prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            seconds=round(usage.seconds, 4),
-            replayed=usage.replayed,
-            response=response.text,
-            timeout_s=_rounded(timeout),
-            **extra,
         )
         return response
 
@@ -239,17 +236,18 @@ def _rounded(seconds: float | None) -> float | None:
 
 def _record(trace: Trace, node: str | None, purpose: str, sql: str, result: ExecResult) -> None:
     trace.emit(
-        "statement",
+        StatementData(
+            sql=sql,
+            status=result.status,
+            row_count=result.row_count,
+            truncated=result.truncated,
+            error=result.error,
+            error_kind=result.error_kind,
+            seconds=round(result.seconds, 6),
+        ),
         node=node,
         purpose=purpose,
         summary=f"{result.status}, {result.row_count} row(s), {result.seconds * 1000:.1f} ms",
-        sql=sql,
-        status=result.status,
-        row_count=result.row_count,
-        truncated=result.truncated,
-        error=result.error,
-        error_kind=result.error_kind,
-        seconds=round(result.seconds, 6),
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult
-from acts_sql.engine.trace import TraceEvent
+from acts_sql.engine.events import TraceEvent
 from acts_sql.llm.base import Usage
 
 

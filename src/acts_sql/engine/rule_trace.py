@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from acts_sql.engine.events import RuleFiredData
 from acts_sql.engine.trace import Trace
 from acts_sql.tools.rule_chain import Firing
 
@@ -13,6 +14,6 @@ def rule_events(trace: Trace, node: str) -> Callable[[Firing], None]:
 
     def emit(firing: Firing) -> None:
         summary = f"{firing.rule} ({firing.stage}): {firing.status}"
-        trace.emit("rule_fired", node=node, summary=summary, **firing.model_dump())
+        trace.emit(RuleFiredData(**firing.model_dump()), node=node, summary=summary)
 
     return emit

@@ -11,6 +11,14 @@ from acts_sql.db.schema import render_schema
 from acts_sql.engine.baselines import run_critic, run_raw, run_vote
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
 from acts_sql.engine.dac import run_dac
+from acts_sql.engine.events import (
+    BudgetExhaustedData,
+    EventKind,
+    InitialSqlData,
+    LlmFailedData,
+    RunFinishedData,
+    RunStartedData,
+)
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.maplerepair import run_maplerepair
 from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
@@ -71,13 +79,14 @@ def _run(
     traced_llm = TracedLLM(llm, trace, budget, ledger, ahead=ahead)
     dialect = executor.dialect
     trace.emit(
-        "run_started",
+        RunStartedData(
+            method=options.method.value,
+            dialect=dialect,
+            question=question,
+            sql=sql,
+            options=options.model_dump(mode="json"),
+        ),
         summary=f"{options.method.value} on {dialect}",
-        method=options.method.value,
-        dialect=dialect,
-        question=question,
-        sql=sql,
-        options=options.model_dump(mode="json"),
     )
     tables = executor.reflect(sample_rows=3)
     schema_text = render_schema(
@@ -135,22 +144,20 @@ def _run(
             outcome = vouched(unjudged, trust, trace)
     except BudgetExhaustedError as exc:
         outcome = SearchOutcome(stop_reason=str(exc))
-        trace.emit("budget_exhausted", summary=str(exc), which=exc.which)
+        trace.emit(BudgetExhaustedData(which=exc.which), summary=str(exc))
     except LLMError as exc:
         if isinstance(exc, LLMUnavailableError) and exc.before_any_reply:
             raise  # no LLM reply at all: a configuration error, not a result
         outcome = SearchOutcome(stop_reason=f"LLM backend failed: {exc}")
-        trace.emit("llm_failed", summary=outcome.stop_reason)
+        trace.emit(LlmFailedData(), summary=outcome.stop_reason)
 
     final = None if outcome.returns_original else (outcome.accepted or outcome.best)
     final_sql = final.sql if final else (sql or "")
     final_result = final.result if final else task.original_result
     accepted = outcome.accepted is not None
     trace.emit(
-        "run_finished",
+        RunFinishedData(accepted=accepted, sql=final_sql),
         summary=outcome.stop_reason,
-        accepted=accepted,
-        sql=final_sql,
         node=final.node if final else None,
     )
     events = trace.events
@@ -169,7 +176,7 @@ def _run(
         usage=UsageSummary.from_calls(
             ledger.calls,
             seconds=time.perf_counter() - started,
-            statements=sum(1 for e in events if e.kind == "statement"),
+            statements=sum(1 for e in events if e.kind == EventKind.STATEMENT),
             sent_ahead=sent.used,
             unused_prefetches=sent.unused,
         ),
@@ -232,11 +239,11 @@ def _initial_sql(
 ) -> str:
     reply = text_to_sql(llm.for_node("initial"), task, options.json_retries)
     if reply.value is None:
-        trace.emit("initial_sql", summary=f"failed: {reply.error}", ok=False)
+        trace.emit(InitialSqlData(ok=False), summary=f"failed: {reply.error}")
         return ""
     sql = reply.value.sql.strip().rstrip(";")
     sql = in_task_language(sql, executor, trace, None, budget)
-    trace.emit("initial_sql", summary=sql, ok=True, sql=sql)
+    trace.emit(InitialSqlData(ok=True, sql=sql), summary=sql)
     return sql
 
 

@@ -50,6 +50,21 @@ from acts_sql.db.executor import Executor
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
 from acts_sql.engine.candidate_stage import BookMemory, CandidateStage
 from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.events import (
+    BacktrackData,
+    BudgetExhaustedData,
+    ChoiceData,
+    ChoiceFailedData,
+    ExpandedData,
+    GraftedData,
+    LlmFailedData,
+    NodeFinishedData,
+    NodeStartedData,
+    PlanData,
+    PlanFailedData,
+    PrunedData,
+    ReplanData,
+)
 from acts_sql.engine.feedback import rejection_feedback
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.prefetch import NoExecution, first_request
@@ -99,17 +114,18 @@ class SearchOutcome(BaseModel):
     block, as the official baseline submits them); None: the final SQL split by the dialect."""
 
 
-class PlanEvent(BaseModel):
+class PlanMade(BaseModel):
     """A `plan` or `plan_failed` event, emitted once the nodes have their ids in the tree."""
 
-    kind: str
     summary: str
-    data: dict[str, Any]
+    data: PlanData | PlanFailedData
 
     def emit(self, trace: Trace, nodes: list[dict[str, Any]], *, replan: bool = False) -> None:
         """`nodes`: the plan as the engine runs it (repaired, chained, renamed on a re-plan);
-        `data["plan"]` keeps the agent's reply as written."""
-        trace.emit(self.kind, summary=self.summary, nodes=nodes, replan=replan, **self.data)
+        `data.plan` keeps the agent's reply as written."""
+        trace.emit(
+            self.data.model_copy(update={"nodes": nodes, "replan": replan}), summary=self.summary
+        )
 
 
 class TreeSearch(CandidateStage):
@@ -186,12 +202,12 @@ class TreeSearch(CandidateStage):
             stop = "accepted" if self.accepted else "no branch left to explore"
         except BudgetExhaustedError as exc:
             stop = str(exc)
-            self.trace.emit("budget_exhausted", summary=stop, which=exc.which)
+            self.trace.emit(BudgetExhaustedData(which=exc.which), summary=stop)
         except LLMError as exc:
             if isinstance(exc, LLMUnavailableError) and exc.before_any_reply:
                 raise  # the run cannot start: acts_sql.correct raises it
             stop = f"LLM backend failed: {exc}"
-            self.trace.emit("llm_failed", summary=stop)
+            self.trace.emit(LlmFailedData(), summary=stop)
         return self.outcome(stop)
 
     def outcome(self, stop: str) -> SearchOutcome:
@@ -213,7 +229,7 @@ class TreeSearch(CandidateStage):
 
     def _make_plan(
         self, previous: str = "", fallback: Plan | None = None
-    ) -> tuple[PlanTree, PlanEvent]:
+    ) -> tuple[PlanTree, PlanMade]:
         """The agent's plan as a tree (repaired, flat lists chained), or the fallback plan;
         with the `plan`/`plan_failed` event to emit once the nodes have their final ids."""
         enabled = self.enabled_tools()
@@ -239,23 +255,21 @@ class TreeSearch(CandidateStage):
                 summary += f", {len(tree.repeats)} repeated step(s) left out"
             if repairs:
                 summary += f", {len(repairs)} flaw(s) repaired"
-            event = PlanEvent(
-                kind="plan",
+            event = PlanMade(
                 summary=summary,
-                data={
-                    "plan": reply.value.model_dump(),
-                    "attempts": reply.attempts,
-                    "chained": chained,
-                    "repeats": dict(tree.repeats),
-                    "repairs": repairs,
-                },
+                data=PlanData(
+                    plan=reply.value.model_dump(),
+                    attempts=reply.attempts,
+                    chained=chained,
+                    repeats=dict(tree.repeats),
+                    repairs=repairs,
+                ),
             )
             return tree, event
         fallback = fallback or default_plan(enabled)
-        event = PlanEvent(
-            kind="plan_failed",
+        event = PlanMade(
             summary=f"no usable plan ({reply.error}); using the default plan",
-            data={"reason": reply.error, "plan": fallback.model_dump()},
+            data=PlanFailedData(reason=reply.error, plan=fallback.model_dump()),
         )
         return PlanTree.from_plan(fallback, TOOLS), event
 
@@ -274,7 +288,7 @@ class TreeSearch(CandidateStage):
             if n.status == NodeStatus.REJECTED and n.reason
         )
         self.trace.emit(
-            "replan", summary="every branch is exhausted; planning again", lessons=lessons
+            ReplanData(lessons=lessons), summary="every branch is exhausted; planning again"
         )
         retry = Plan(
             cursor="n1",
@@ -307,7 +321,9 @@ class TreeSearch(CandidateStage):
         renamed = _renamed_nodes(fresh, self.tree)
         event.emit(self.trace, [n.model_dump(mode="json") for n in renamed], replan=True)
         tops = self.tree.graft(root, renamed, TOOLS, origin="replan")
-        self.trace.emit("grafted", node=root, summary=f"{len(renamed)} new node(s)", children=tops)
+        self.trace.emit(
+            GraftedData(children=tops), node=root, summary=f"{len(renamed)} new node(s)"
+        )
         return tops[0] if tops else None
 
     def _step(self, node_id: str) -> str | None:
@@ -316,7 +332,10 @@ class TreeSearch(CandidateStage):
             return self._too_deep(node)
         self.budget.take_node()
         self.trace.emit(
-            "node_started", node=node.id, tool=node.tool, summary=node.description, input=node.input
+            NodeStartedData(input=node.input),
+            node=node.id,
+            tool=node.tool,
+            summary=node.description,
         )
         if node.tool not in self.enabled_tools():
             return self._skip(node, f"tool {node.tool} is disabled in this configuration")
@@ -328,13 +347,10 @@ class TreeSearch(CandidateStage):
         node.reason = outcome.error or ""
         node.candidate_sql = outcome.candidate_sql
         self.trace.emit(
-            "node_finished",
+            NodeFinishedData(status=node.status.value, output=outcome.output, error=outcome.error),
             node=node.id,
             tool=node.tool,
             summary=outcome.summary,
-            status=node.status.value,
-            output=outcome.output,
-            error=outcome.error,
         )
         if TOOLS[node.tool].produces_candidate:
             return self._after_pool(node, outcome)
@@ -350,7 +366,7 @@ class TreeSearch(CandidateStage):
         node.status = NodeStatus.SKIPPED
         node.reason = reason
         self.trace.emit(
-            "node_finished", node=node.id, tool=node.tool, summary=reason, status=node.status.value
+            NodeFinishedData(status=node.status.value), node=node.id, tool=node.tool, summary=reason
         )
 
     def _too_deep(self, node: NodeState) -> str | None:
@@ -426,7 +442,7 @@ class TreeSearch(CandidateStage):
         node.children = added + planned
         if added:
             self.trace.emit(
-                "expanded", node=node.id, summary=f"{len(added)} branch(es)", children=added
+                ExpandedData(children=added), node=node.id, summary=f"{len(added)} branch(es)"
             )
 
     def _next_from(self, node: NodeState) -> str | None:
@@ -488,19 +504,15 @@ class TreeSearch(CandidateStage):
         )
         if reply.value is not None:
             self.trace.emit(
-                "choice",
+                ChoiceData(cursor=reply.value.cursor, options=ids),
                 node=node.id,
                 summary=reply.value.reason,
-                cursor=reply.value.cursor,
-                options=ids,
             )
             return reply.value.cursor
         self.trace.emit(
-            "choice_failed",
+            ChoiceFailedData(reason=reply.error, cursor=ids[0]),
             node=node.id,
             summary=f"{reply.error}; following {ids[0]}",
-            reason=reply.error,
-            cursor=ids[0],
         )
         return ids[0]
 
@@ -524,24 +536,22 @@ class TreeSearch(CandidateStage):
         )
         if target is None:
             self.trace.emit(
-                "backtrack", node=node.id, summary="nowhere left to go back to", to=None
+                BacktrackData(to=None), node=node.id, summary="nowhere left to go back to"
             )
             return None
         pruned = self.tree.prune_branch(node.id, target, f"branch rejected at {node.id}: {reason}")
         self.trace.emit(
-            "pruned", node=node.id, summary=reason, nodes=[node.id, *pruned], reason=reason
+            PrunedData(nodes=[node.id, *pruned], reason=reason), node=node.id, summary=reason
         )
         self.trace.emit(
-            "backtrack",
+            BacktrackData(to=target, by="agent" if target == asked else "engine"),
             node=node.id,
             summary=f"back to {target}",
-            to=target,
-            by="agent" if target == asked else "engine",
         )
         if decision and decision.new_nodes:
             tops = self.tree.graft(target, decision.new_nodes, TOOLS, origin="judge")
             self.trace.emit(
-                "grafted", node=target, summary=f"{len(tops)} new node(s)", children=tops
+                GraftedData(children=tops), node=target, summary=f"{len(tops)} new node(s)"
             )
         if not self.tree.pending_children(target):
             if self._regenerations.get(target, 0) >= self.options.regenerations_per_node:

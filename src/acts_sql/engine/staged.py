@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.events import CandidateData
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
@@ -37,14 +38,15 @@ class StagedRun:
             shape = result_shape(sql, result, self.dialect)
             candidate = self.book.add(self.node, sql, result, shape, origin=origin)
         self.trace.emit(
-            "candidate",
+            CandidateData(
+                sql=sql,
+                status=candidate.result.status,
+                candidate=candidate.id,
+                origin=origin,
+                duplicate=known is not None,
+            ),
             node=self.node,
             summary=candidate.result.summary(max_rows=3),
-            sql=sql,
-            status=candidate.result.status,
-            candidate=candidate.id,
-            origin=origin,
-            duplicate=known is not None,
         )
         return candidate
 

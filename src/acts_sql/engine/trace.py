@@ -1,8 +1,9 @@
 """Trace events: every step of a correction, in order.
 
 The CLI, the JSON output, the HTML viewer and the benchmark reports all read
-these events. Each LLM call and each statement is one event with its purpose,
-tokens and time. Recording is thread-safe (unit checks run in parallel).
+these events (their types: `acts_sql.engine.events`). Each LLM call and each
+statement is one event with its purpose, tokens and time. Recording is
+thread-safe (unit checks run in parallel).
 """
 
 from __future__ import annotations
@@ -10,26 +11,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
-from pydantic import BaseModel, Field
-
-EventKind = str
-"""run_started, plan, plan_failed, node_started, node_finished, expanded, choice,
-choice_failed, candidate, judgement, judge_failed, pruned, backtrack, fix_inserted,
-llm_call, statement, budget_exhausted, run_finished."""
-
-
-class TraceEvent(BaseModel):
-    seq: int
-    t: float = Field(description="seconds since the run started")
-    kind: EventKind
-    node: str | None = None
-    tool: str | None = None
-    purpose: str | None = None
-    summary: str = ""
-    data: dict[str, Any] = Field(default_factory=dict)
-
+from acts_sql.engine.events import EVENT_TYPES, EventData, TraceEvent
 
 Listener = Callable[[TraceEvent], None]
 
@@ -45,25 +29,25 @@ class Trace:
 
     def emit(
         self,
-        kind: EventKind,
+        data: EventData,
         *,
         node: str | None = None,
         tool: str | None = None,
         purpose: str | None = None,
         summary: str = "",
-        **data: Any,
     ) -> TraceEvent:
+        """Record the event whose payload is `data` (its type says the kind)."""
         with self._lock:
-            event = TraceEvent(
+            made = EVENT_TYPES[type(data)](
                 seq=len(self._events),
                 t=round(time.perf_counter() - self._start, 6),
-                kind=kind,
                 node=node,
                 tool=tool,
                 purpose=purpose,
                 summary=summary,
                 data=data,
             )
+            event = cast(TraceEvent, made)
             self._events.append(event)
         for listener in self._listeners:
             listener(event)

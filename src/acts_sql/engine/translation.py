@@ -20,6 +20,7 @@ from __future__ import annotations
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import translate_sql
 from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.events import SqlTranslatedData
 from acts_sql.engine.recording import TracedExecutor
 from acts_sql.engine.trace import Trace
 
@@ -40,13 +41,9 @@ def in_task_language(
     if translated is None:
         return sql
     trace.emit(
-        "sql_translated",
+        SqlTranslatedData(sql=translated.query, written=translated.sql),
         node=node,
-        summary=(
-            f"written in SQL; kept as its {translated.language} rewrite, which returns the "
-            f"same {translated.rows} row(s)"
-        ),
-        sql=translated.query,
-        written=translated.sql,
+        summary=f"written in SQL; kept as its {translated.language} rewrite, which returns the "
+        f"same {translated.rows} row(s)",
     )
     return translated.query

@@ -30,6 +30,7 @@ import re
 from pydantic import BaseModel
 
 from acts_sql.engine.candidates import Candidate
+from acts_sql.engine.events import RefusalData
 from acts_sql.engine.fingerprint import ResultShape, same_rows, same_rows_less_constant_columns
 from acts_sql.engine.trace import Trace
 from acts_sql.sql.normalize import normalize_sql
@@ -108,10 +109,7 @@ class TrustContext(BaseModel):
 def emit_refusal(trace: Trace, node: str | None, candidate: Candidate) -> None:
     """The `refusal` event of a candidate set aside (refused, or rejected for a known result)."""
     trace.emit(
-        "refusal",
+        RefusalData(candidate=candidate.id, verdict=candidate.verdict, sql=candidate.sql),
         node=node,
         summary=candidate.reason,
-        candidate=candidate.id,
-        verdict=candidate.verdict,
-        sql=candidate.sql,
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from acts_sql.api import correct
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.catalog import BackendFactory, DatabaseCatalog
 from acts_sql.server.runs import RunSpec, Work
 

@@ -22,9 +22,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.auth import new_view_key
 from acts_sql.server.errors import ErrorBody
 from acts_sql.server.models import TERMINAL_STATES, RunState

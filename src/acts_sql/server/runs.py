@@ -21,8 +21,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.errors import ActsSqlError, ConfigError, DatabaseOpenError, LLMError
 from acts_sql.server.errors import ApiError, ErrorBody, ErrorCode
 from acts_sql.server.models import RunState

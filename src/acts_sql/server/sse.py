@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 
-from acts_sql.engine.trace import TraceEvent
+from acts_sql.engine.events import TraceEvent
 from acts_sql.server.runs import Run
 
 RETRY_MS = 2000

@@ -4,7 +4,8 @@ The page carries its data as a JSON block (``<script type="application/json">``)
 that the bundled script reads and draws; nothing from a run is ever written
 into the markup except that block and the title, both escaped. A
 Content-Security-Policy allows only the bundled script and style (by hash), so
-even an escaping mistake could not run injected code.
+even an escaping mistake could not run injected code. The script names trace
+event kinds by `acts_sql.engine.events.EventKind`, written into it here.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from acts_sql.engine.events import EventKind
 from acts_sql.engine.result import CorrectionResult
 
 _ASSETS = "assets"
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 _TITLE_CHARS = 90
+_KINDS_SLOT = "/* EVENT_KINDS */ {}"
 
 
 def _asset(name: str) -> str:
@@ -31,11 +34,15 @@ def _asset(name: str) -> str:
 
 @cache
 def _bundle() -> tuple[str, str, str]:
-    """(template, style, script), checked to be safe to inline."""
+    """(template, style, script), checked to be safe to inline; the script with the trace
+    event kinds written in (its `KIND`)."""
     template, style, script = _asset("page.html"), _asset("viewer.css"), _asset("viewer.js")
     if "</style" in style.lower() or "</script" in script.lower():
         raise RuntimeError("viewer assets must not contain closing </style> or </script> tags")
-    return template, style, script
+    if script.count(_KINDS_SLOT) != 1:
+        raise RuntimeError(f"viewer.js must hold {_KINDS_SLOT!r} once")
+    kinds = json.dumps({kind.name: kind.value for kind in EventKind}, separators=(",", ":"))
+    return template, style, script.replace(_KINDS_SLOT, kinds)
 
 
 def _sha256(text: str) -> str:

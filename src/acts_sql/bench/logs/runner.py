@@ -24,6 +24,7 @@ from acts_sql.bench.logs.tasks import LogTask, gold_results, select_tasks
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import with_language
+from acts_sql.engine.events import EventKind, SqlTranslatedEvent
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError, LLMUnavailableError
@@ -186,8 +187,8 @@ def run_task(
 def _scored(
     base: LogRecord, result: CorrectionResult, gold: GoldResult, executor: Executor
 ) -> LogRecord:
-    initial_at = next((e.t for e in result.trace if e.kind == "initial_sql"), 0.0)
-    rewrites = [e for e in result.trace if e.kind == "sql_translated"]
+    initial_at = next((e.t for e in result.trace if e.kind == EventKind.INITIAL_SQL), 0.0)
+    rewrites = [e for e in result.trace if isinstance(e, SqlTranslatedEvent)]
     final = executor.execute(result.sql) if result.sql.strip() else None
     return base.model_copy(
         update={
@@ -204,10 +205,10 @@ def _scored(
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
             "reason": result.reason,
-            "initial_from_sql": any(e.node is None and e.data.get("sql") == result.original_sql
+            "initial_from_sql": any(e.node is None and e.data.sql == result.original_sql
                                     for e in rewrites),
             "final_from_sql": bool(result.sql)
-            and any(e.data.get("sql") == result.sql for e in rewrites),
+            and any(e.data.sql == result.sql for e in rewrites),
         }
     )  # fmt: skip
 

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from acts_sql.engine.trace import TraceEvent
+from acts_sql.engine.events import TraceEvent
 from acts_sql.server.run import Run, Settlement
 from acts_sql.server.store.records import Created, Ended, Event, Op, Receipt
 from acts_sql.server.store.sql import SqlRunStore

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from acts_sql.engine.events import EVENTS, TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.engine.trace import TraceEvent
 from acts_sql.server.errors import ErrorBody
 from acts_sql.server.models import RunState
 from acts_sql.server.run import Run, RunSpec, Settlement
@@ -91,7 +91,7 @@ def run_from_row(
 ) -> Run:
     """A run read back: with `events` (JSON, by seq) in full, else listed by status only."""
     run_id, view_key, status, spec, created_at, started_at, finished_at, count, error = row[:9]
-    trace = _gap_free([TraceEvent.model_validate_json(e) for e in events or ()])
+    trace = _gap_free([EVENTS.validate_json(e) for e in events or ()])
     full = None
     if result is not None:
         full = CorrectionResult.model_validate_json(result).model_copy(update={"trace": trace})

@@ -12,6 +12,9 @@
   const GAP_X = 28;
   const GAP_Y = 56;
   const MAX_DIFF_CELLS = 400000;
+  /* the trace event kinds by name ({RUN_STARTED: "run_started", ...}), written in when the
+   * page is built from acts_sql.engine.events.EventKind */
+  const KIND = Object.freeze(/* EVENT_KINDS */ {});
 
   const dataBlock = document.getElementById("acts-data");
   const DATA = JSON.parse(dataBlock ? dataBlock.textContent : "{}");
@@ -293,27 +296,27 @@
     const d = event.data || {};
     const node = event.node ? ensure(st, String(event.node)) : null;
     switch (event.kind) {
-      case "run_started":
+      case KIND.RUN_STARTED:
         st.meta.question = d.question || "";
         st.meta.original_sql = d.sql || "";
         st.meta.method = d.method || "";
         st.meta.dialect = d.dialect || "";
         break;
-      case "initial_sql":
+      case KIND.INITIAL_SQL:
         if (d.sql) st.meta.original_sql = d.sql;
         break;
-      case "plan":
-      case "plan_failed":
+      case KIND.PLAN:
+      case KIND.PLAN_FAILED:
         applyPlan(st, d);
         break;
-      case "node_started":
+      case KIND.NODE_STARTED:
         node.tool = event.tool || node.tool;
         node.description = event.summary || node.description;
         if (d.input) node.input = d.input;
         node.status = "running";
         inferParent(st, node);
         break;
-      case "node_finished":
+      case KIND.NODE_FINISHED:
         if (event.tool) node.tool = event.tool;
         node.status = d.status || "done";
         node.summary = event.summary || "";
@@ -322,43 +325,43 @@
         node.error = d.error || null;
         inferParent(st, node);
         break;
-      case "expanded":
-      case "grafted":
+      case KIND.EXPANDED:
+      case KIND.GRAFTED:
         for (const child of d.children || []) {
           link(st, node.id, String(child));
           const kid = ensure(st, String(child));
-          if (event.kind === "expanded" && !kid.tool) kid.tool = "generate_sql";
+          if (event.kind === KIND.EXPANDED && !kid.tool) kid.tool = "generate_sql";
         }
         break;
-      case "fix_inserted":
+      case KIND.FIX_INSERTED:
         if (d.child) {
           link(st, node.id, String(d.child));
           ensure(st, String(d.child)).tool = "split_fix_syntax";
         }
         break;
-      case "choice":
+      case KIND.CHOICE:
         if (d.cursor) ensure(st, String(d.cursor)).chosenReason = event.summary || "chosen";
         break;
-      case "candidate":
+      case KIND.CANDIDATE:
         node.candidate = { sql: d.sql || "", status: d.status || "", summary: event.summary || "" };
         if (!node.candidate_sql) node.candidate_sql = d.sql || null;
         applyCandidate(st, node, event);
         break;
-      case "refusal":
+      case KIND.REFUSAL:
         applyRefusal(st, node, event);
         break;
-      case "pool":
+      case KIND.POOL:
         if (node) applyPool(node, event);
         break;
-      case "judgement":
+      case KIND.JUDGEMENT:
         node.reason = event.summary || "";
         node.status = d.verdict === "accept" ? "accepted" : "rejected";
         applyJudgement(st, node, event);
         break;
-      case "replan":
+      case KIND.REPLAN:
         st.replans.push({ summary: event.summary || "", lessons: d.lessons || "" });
         break;
-      case "pruned":
+      case KIND.PRUNED:
         for (const id of d.nodes || []) {
           const hit = ensure(st, String(id));
           hit.pruned = true;
@@ -366,13 +369,13 @@
           if (hit.status !== "rejected") hit.status = "pruned";
         }
         break;
-      case "statement":
+      case KIND.STATEMENT:
         if (node) node.statements.push(Object.assign({ purpose: event.purpose }, d));
         break;
-      case "llm_call":
+      case KIND.LLM_CALL:
         if (node) node.llm.push({ purpose: event.purpose, summary: event.summary, data: d });
         break;
-      case "run_finished":
+      case KIND.RUN_FINISHED:
         st.final = { accepted: !!d.accepted, sql: d.sql || "", node: d.node || null };
         st.final.reason = event.summary || "";
         st.status = "finished";
