@@ -41,8 +41,8 @@ from acts_sql.db.executor_core import (
 from acts_sql.db.reflect import reflect_tables
 from acts_sql.db.result import ExecResult, blocked_result
 from acts_sql.db.statements import has_code
-from acts_sql.sql.diagnostics import split_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
+from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.safety import check_statement
 from acts_sql.sql.safety_rules import Category
 
