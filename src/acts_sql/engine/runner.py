@@ -25,10 +25,10 @@ from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.engine.vouch import vouched
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
+from acts_sql.prompts.context import TaskContext, language_brief
 from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.schema_facts import SchemaFacts
 from acts_sql.tools.base import PoolSettings
-from acts_sql.tools.context import TaskContext, language_brief
 from acts_sql.tools.rule_chain import schema_facts
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
