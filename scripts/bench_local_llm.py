@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from acts_sql import Budget, CorrectionOptions, correct
+from acts_sql import Budget, CorrectionOptions, correct, prompts
 from acts_sql.cli.demo import LIVE_MAX_LLM_CALLS, LIVE_MAX_SECONDS, script_path
 from acts_sql.demo import demo_db_path, load_tasks
 from acts_sql.llm.base import LLMRequest, LLMResponse, Message
@@ -70,10 +70,10 @@ from acts_sql.llm.local import CallStats, LocalBackend
 from acts_sql.llm.local.call import LoadedModel
 from acts_sql.llm.local.lookup import DraftGate
 from acts_sql.llm.models import ProgressEvent
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
 from acts_sql.llm.scripted import ScriptedBackend
+from acts_sql.prompts.context import TaskContext, system_message, task_messages
 from acts_sql.protocol import Decomposition, GeneratedSql, RepairedSql
-from acts_sql.tools.context import TaskContext, system_message, task_messages
 
 LOOKUP_PROMPTS = Path(__file__).with_name("data") / "lookup_prompts.json"
 
@@ -267,7 +267,7 @@ def lookup_request(item: dict[str, Any], schema_text: str, max_tokens: int) -> L
     else:
         values = {"statement": item["sql"]}
         model = Decomposition
-    tail = render(load_template("acts_sql.tools", f"prompts/{purpose}.txt"), **values)
+    tail = render(prompts.template(f"{purpose}.txt"), **values)
     return LLMRequest(
         purpose=purpose,
         messages=task_messages(task, tail),

@@ -61,7 +61,7 @@ from acts_sql.bench.servers import ServerURLs
 from acts_sql.db.connect import open_database
 from acts_sql.db.result import ExecResult
 from acts_sql.sql.dialects import get_dialect
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.repairs import has_top_level_order_by
 from acts_sql.sql.schema_facts import SchemaFacts
 from acts_sql.tools.rule_chain import RuleChain, schema_facts

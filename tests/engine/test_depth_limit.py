@@ -5,7 +5,7 @@ single path, stops there."""
 from __future__ import annotations
 
 from acts_sql import Budget, CorrectionOptions, correct
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from support import scripted
 
 

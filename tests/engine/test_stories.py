@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acts_sql import Budget, CorrectionOptions, correct
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from support import demo_script, judge_story, scripted, syntax_repair_story
 
 

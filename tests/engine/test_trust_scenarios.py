@@ -18,7 +18,7 @@ from acts_sql.cli.app import app
 from acts_sql.db.connect import open_database
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.runner import run_correction
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from support import scripted
 
 GENERATE_ONLY = {"cursor": "n1", "nodes": [{"id": "n1", "tool": "generate_sql"}]}

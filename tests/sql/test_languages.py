@@ -10,7 +10,6 @@ import pytest
 from toy_language import Toy
 
 from acts_sql.errors import ConfigError, QueryCompileError
-from acts_sql.sql.diagnostics import split_statements
 from acts_sql.sql.languages import (
     LanguageRegistry,
     QueryLanguage,
@@ -20,7 +19,7 @@ from acts_sql.sql.languages import (
     plugin_for,
     unavailable_tools,
 )
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql, split_statements
 from acts_sql.sql.repairs import has_top_level_order_by
 from acts_sql.sql.sqldiff import token_diff
 

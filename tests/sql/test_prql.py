@@ -7,7 +7,7 @@ import pytest
 from acts_sql.errors import QueryCompileError
 from acts_sql.sql.languages import get_language
 from acts_sql.sql.languages.prql import PRQL, parse_errors
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.repairs import has_top_level_order_by
 
 prql = get_language("prql")

@@ -9,9 +9,9 @@ from acts_sql.errors import SqlParseError
 from acts_sql.sql.diagnostics import (
     SqlDiagnostic,
     parse_statements,
-    split_statements,
     syntax_diagnostics,
 )
+from acts_sql.sql.query_text import split_statements
 
 # (sql, dialect, [(line, column, near, words in the message), ...])
 BROKEN = [

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 
 CASES: dict[str, list[dict[str, Any]]] = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "sql" / "normalize.json").read_text()

@@ -14,7 +14,7 @@ import pytest
 
 from acts_sql.errors import ConfigError
 from acts_sql.sql.diagnostics import parse_statements
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.repairs import (
     MAX_TRANSPILED,
     UnknownName,

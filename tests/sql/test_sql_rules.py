@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.rules import RULES, ProbeAnswer, RuleInput, probes_of, rule_named, run_rule
 from acts_sql.sql.schema_facts import from_ddl
 

@@ -9,8 +9,8 @@ import pytest
 from acts_sql.db.connect import open_database
 from acts_sql.db.result import ExecResult
 from acts_sql.demo import demo_db_path
+from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
-from acts_sql.tools.context import TaskContext, sql_reply_cap
 from acts_sql.tools.pool import strip_echoed_reasons
 from acts_sql.tools.registry import TOOLS
 from support import scripted

@@ -8,8 +8,8 @@ import pytest
 
 from acts_sql import correct
 from acts_sql.db.connect import open_database
+from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
-from acts_sql.tools.context import TaskContext
 from acts_sql.tools.registry import TOOLS
 from acts_sql.tools.rule_chain import RuleChain, schema_facts
 from support import scripted

@@ -8,8 +8,8 @@ import pytest
 
 from acts_sql.db.connect import open_database
 from acts_sql.demo import demo_db_path
+from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import ToolCall, ToolEnv
-from acts_sql.tools.context import TaskContext
 from acts_sql.tools.registry import TOOLS
 from support import scripted
 

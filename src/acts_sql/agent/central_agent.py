@@ -1,8 +1,8 @@
 """The Central Agent: writes the plan, chooses among branches, judges candidates.
 
 Each decision is one structured LLM call whose prompt is the shared task
-prefix (see `acts_sql.tools.context`) plus a purpose template from
-`prompts/`. Replies are validated against the protocol models and, through
+prefix (see `acts_sql.prompts.context`) plus a purpose template from
+`acts_sql.prompts`. Replies are validated against the protocol models and, through
 the `validate` callbacks the engine passes, against the current tree; a
 reply that fails is re-asked a bounded number of times, then the decision is
 returned as failed (`StructuredReply.value is None`) with the reason.
@@ -15,15 +15,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from acts_sql import prompts
 from acts_sql.llm.base import LLMBackend, LLMRequest
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
 from acts_sql.llm.structured import StructuredReply, ask_json
+from acts_sql.prompts.context import TaskContext, task_messages
 from acts_sql.protocol import ChooseDecision, JudgeDecision, Plan, Purpose
-from acts_sql.tools.context import TaskContext, task_messages
 
 M = TypeVar("M", bound=BaseModel)
 
-_PACKAGE = "acts_sql.agent"
 PLAN_MAX_TOKENS = 640
 """A plan of 2-5 nodes fits easily; a weak model that pastes the issue into every
 node's input is cut off here (the JSON repair closes what is left open)."""
@@ -57,7 +57,7 @@ class CentralAgent:
         max_tokens: int = DECISION_MAX_TOKENS,
         **values: str,
     ) -> StructuredReply[M]:
-        tail = render(load_template(_PACKAGE, f"prompts/{template}"), **values)
+        tail = render(prompts.template(template), **values)
         request = LLMRequest(
             purpose=purpose,
             messages=task_messages(self.task, tail),
@@ -137,7 +137,7 @@ class CentralAgent:
 def judge_instructions() -> str:
     """The judge prompt's own words (its template): a reason that only repeats them says
     nothing of the candidate (`acts_sql.agent.consistency.copied_from`)."""
-    return str(load_template(_PACKAGE, "prompts/judge.txt"))
+    return str(prompts.template("judge.txt"))
 
 
 def plan_schema(tools: list[str]) -> dict[str, Any]:

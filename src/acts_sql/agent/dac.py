@@ -17,15 +17,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from acts_sql import prompts
 from acts_sql.agent.single_call import sql_blocks
 from acts_sql.llm.base import LLMBackend, LLMRequest, Message
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
 from acts_sql.llm.structured import StructuredReply, ask_json
+from acts_sql.prompts.context import TaskContext, sql_reply_cap, task_messages
 from acts_sql.protocol import Purpose
 from acts_sql.sql.entities import Mention
-from acts_sql.tools.context import TaskContext, sql_reply_cap, task_messages
 
-_PACKAGE = "acts_sql.agent"
 SKETCH_TOKENS = 384
 
 
@@ -50,7 +50,7 @@ class EntityLinks(BaseModel):
 def link_entities(
     llm: LLMBackend, task: TaskContext, retries: int = 2
 ) -> StructuredReply[EntityLinks]:
-    tail = load_template(_PACKAGE, "prompts/dac_link.txt")
+    tail = prompts.template("dac_link.txt")
     request = LLMRequest(purpose=Purpose.LINK_ENTITIES, messages=task_messages(task, tail))
     return ask_json(llm, request, EntityLinks, retries=retries)
 
@@ -58,7 +58,7 @@ def link_entities(
 def sketch_sql(llm: LLMBackend, task: TaskContext) -> str | None:
     """A SQL for the question written without the schema; None without a ```sql block."""
     prompt = render(
-        load_template(_PACKAGE, "prompts/dac_sketch.txt"),
+        prompts.template("dac_sketch.txt"),
         dialect=task.dialect,
         question=task.question.strip(),
     )
@@ -72,15 +72,13 @@ def sketch_sql(llm: LLMBackend, task: TaskContext) -> str | None:
 
 
 def correct_with_feedback(llm: LLMBackend, task: TaskContext, feedback: str) -> str | None:
-    tail = render(
-        load_template(_PACKAGE, "prompts/dac_correct.txt"), feedback=feedback, **_written_in(task)
-    )
+    tail = render(prompts.template("dac_correct.txt"), feedback=feedback, **_written_in(task))
     return _corrected(llm, task, tail, task.original_sql)
 
 
 def fix_execution_error(llm: LLMBackend, task: TaskContext, sql: str, error: str) -> str | None:
     tail = render(
-        load_template(_PACKAGE, "prompts/dac_error.txt"),
+        prompts.template("dac_error.txt"),
         sql=sql.strip(),
         error=error.strip(),
         **_written_in(task),

@@ -8,13 +8,13 @@ the repair (MapleRepair takes the last block too).
 
 from __future__ import annotations
 
+from acts_sql import prompts
 from acts_sql.agent.single_call import sql_blocks
 from acts_sql.llm.base import LLMBackend, LLMRequest
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
+from acts_sql.prompts.context import TaskContext, sql_reply_cap, task_messages
 from acts_sql.protocol import Purpose
-from acts_sql.tools.context import TaskContext, sql_reply_cap, task_messages
 
-_PACKAGE = "acts_sql.agent"
 PROSE_TOKENS = 256
 """Room beyond `sql_reply_cap` for the reasoning the prompt allows around the SQL."""
 
@@ -26,7 +26,7 @@ def repair_with_hints(
     language such as PRQL, no block tagged with its fence or ```sql)."""
     language = task.language
     tail = render(
-        load_template(_PACKAGE, "prompts/maplerepair.txt"),
+        prompts.template("maplerepair.txt"),
         sql=sql.strip(),
         result=result.strip(),
         hints=hints.strip() or "(none)",

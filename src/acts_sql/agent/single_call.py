@@ -14,13 +14,13 @@ import re
 
 from pydantic import BaseModel
 
+from acts_sql import prompts
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Message
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
 from acts_sql.llm.structured import StructuredReply, ask_json
+from acts_sql.prompts.context import TaskContext, task_messages
 from acts_sql.protocol import GeneratedSql, Purpose
-from acts_sql.tools.context import TaskContext, task_messages
 
-_PACKAGE = "acts_sql.agent"
 _SQL_BLOCK = re.compile(r"```[ \t]*sql[^\n]*\n(.*?)(?:```|$)", re.IGNORECASE | re.DOTALL)
 _BLOCK = r"```[ \t]*(?:{tags})\b[^\n]*\n(.*?)(?:```|$)"
 
@@ -36,7 +36,7 @@ def text_to_sql(
     # "the SQL" for SQL (as before); for another language its own name: the 0.5B wrote SQL
     # for all 60 PRQL log questions when this line asked for "the SQL"
     query = f"{task.language.display_name} query" if task.language is not None else "SQL"
-    tail = render(load_template(_PACKAGE, "prompts/text_to_sql.txt"), query=query)
+    tail = render(prompts.template("text_to_sql.txt"), query=query)
     request = LLMRequest(purpose=Purpose.GENERATE_SQL, messages=task_messages(task, tail))
     return ask_json(llm, request, GeneratedSql, retries=retries)
 
@@ -44,7 +44,7 @@ def text_to_sql(
 def critique_and_rewrite(
     llm: LLMBackend, task: TaskContext, retries: int = 2
 ) -> StructuredReply[CriticReply]:
-    tail = load_template(_PACKAGE, "prompts/critic.txt")
+    tail = prompts.template("critic.txt")
     request = LLMRequest(purpose=Purpose.CORRECT, messages=task_messages(task, tail))
     return ask_json(llm, request, CriticReply, retries=retries)
 
@@ -87,11 +87,9 @@ def _raw_prompt(task: TaskContext) -> str:
         "sql": task.original_sql.strip(),
     }
     if task.language is None:
-        return render(
-            load_template(_PACKAGE, "prompts/raw_baseline.txt"), dialect=task.dialect, **values
-        )
+        return render(prompts.template("raw_baseline.txt"), dialect=task.dialect, **values)
     return render(
-        load_template(_PACKAGE, "prompts/raw_baseline_language.txt"),
+        prompts.template("raw_baseline_language.txt"),
         language=task.language.display_name,
         database=task.language.database,
         reference=task.language.reference.strip() or "(none)",

@@ -46,8 +46,7 @@ from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.engine.events import EventKind
 from acts_sql.errors import ActsSqlError
-from acts_sql.sql.diagnostics import split_statements
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql, split_statements
 
 CANDIDATES = "candidates.jsonl"
 
@@ -316,37 +315,13 @@ def score_candidates(
         if key in by_key and line.matches(by_key[key])
     }
     pending = [r for r in records if r.key not in done]
-    items: dict[TaskKey, ScoredTask] = {}
     scorable = [r for r in pending if r.status != Status.NOT_EVALUABLE]
-    if scorable:
-        if request.gt is None:
-            raise BenchDataError("--gt (the solutions: a *_solutions.jsonl file or dev/) is needed")
-        ids = [f"{r.set}/{r.instance_id}" for r in scorable]
-        items = {
-            item.key: item for item in load_items(request.tasks, request.gt, TaskFilter(ids=ids))
-        }
-        missing = [f"{r.set}/{r.instance_id}" for r in scorable if r.key not in items]
-        if missing:
-            raise BenchDataError(
-                f"{len(missing)} tasks of {directory} are not in {request.tasks}"
-                + (f" with solutions from {request.gt}" if request.gt else "")
-                + ": "
-                + ", ".join(missing[:5])
-                + (" ..." if len(missing) > 5 else "")
-            )
+    items = _scored_items(request, scorable)
     lock = threading.Lock()
     lines: dict[TaskKey, CandidateLine] = dict(done)
     counter = [len(done)]
     with contextlib.ExitStack() as stack:
-        evaluator: Evaluator | None = None
-        if scorable:  # the evaluator's worker processes only when there is something to score
-            evaluator = stack.enter_context(Evaluator(request.options))
-            for dialect in sorted({r.dialect for r in scorable}):
-                if evaluator.factory(dialect) is None:
-                    raise BenchDataError(
-                        f"no {dialect} server to score candidates on (--pg-url / --mysql-url "
-                        "or ACTS_SQL_BENCH_PG_URL / ACTS_SQL_BENCH_MYSQL_URL)"
-                    )
+        evaluator = _evaluator(stack, request.options, scorable) if scorable else None
         scorer = CandidateScorer(directory, evaluator)
 
         def one(record: BenchRecord) -> CandidateLine:
@@ -373,6 +348,43 @@ def score_candidates(
         for line in ordered:
             handle.write(line.model_dump_json() + "\n")
     return ordered
+
+
+def _scored_items(
+    request: CandidatesRequest, scorable: list[BenchRecord]
+) -> dict[TaskKey, ScoredTask]:
+    """The tasks (with their solutions) of the records to score; every one must be found."""
+    if not scorable:
+        return {}
+    if request.gt is None:
+        raise BenchDataError("--gt (the solutions: a *_solutions.jsonl file or dev/) is needed")
+    ids = [f"{r.set}/{r.instance_id}" for r in scorable]
+    items = {item.key: item for item in load_items(request.tasks, request.gt, TaskFilter(ids=ids))}
+    missing = [f"{r.set}/{r.instance_id}" for r in scorable if r.key not in items]
+    if missing:
+        raise BenchDataError(
+            f"{len(missing)} tasks of {request.run} are not in {request.tasks}"
+            + (f" with solutions from {request.gt}" if request.gt else "")
+            + ": "
+            + ", ".join(missing[:5])
+            + (" ..." if len(missing) > 5 else "")
+        )
+    return items
+
+
+def _evaluator(
+    stack: contextlib.ExitStack, options: EvalOptions, scorable: list[BenchRecord]
+) -> Evaluator:
+    """The evaluator's worker processes (started only when there is something to score),
+    with a server for every dialect of the records."""
+    evaluator = stack.enter_context(Evaluator(options))
+    for dialect in sorted({r.dialect for r in scorable}):
+        if evaluator.factory(dialect) is None:
+            raise BenchDataError(
+                f"no {dialect} server to score candidates on (--pg-url / --mysql-url "
+                "or ACTS_SQL_BENCH_PG_URL / ACTS_SQL_BENCH_MYSQL_URL)"
+            )
+    return evaluator
 
 
 def load_candidate_lines(directory: Path) -> dict[TaskKey, CandidateLine] | None:

@@ -30,8 +30,8 @@ from acts_sql.db.base import BaseExecutor, fetch_result, needs_columns, since
 from acts_sql.db.cells import json_safe
 from acts_sql.db.result import ExecResult
 from acts_sql.db.statements import strip_leading_comments
-from acts_sql.sql.diagnostics import split_statements
 from acts_sql.sql.dialects import Dialect
+from acts_sql.sql.query_text import split_statements
 
 Connect = Callable[[], Any]
 """Opens a new DB-API connection."""

@@ -26,8 +26,9 @@ from acts_sql.db.result import ExecResult, blocked_result
 from acts_sql.db.statements import Located, located, strip_leading_comments
 from acts_sql.db.statements import split_statements as split_sqlite_statements
 from acts_sql.errors import SqlParseError
-from acts_sql.sql.diagnostics import parse_statements, split_statements
+from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
+from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.safety import check_statement
 
 UNPARSEABLE = "unparseable"

@@ -41,8 +41,8 @@ from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, emit_refusal
+from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import PoolSettings
-from acts_sql.tools.context import TaskContext
 
 
 def _execute_candidate(

@@ -44,10 +44,10 @@ from acts_sql.engine.trust import (
     TrustContext,
     emit_refusal,
 )
+from acts_sql.prompts.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
-from acts_sql.tools.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.tools.pool import FROM_SQL, failure_reason, repairable
 from acts_sql.tools.rule_chain import RuleChain
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.fingerprint import ResultShape
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 
 Verdict = Literal["accepted", "rejected", "unjudged", "refused", "failed"]
 JudgeView = Literal["accept", "reject"]

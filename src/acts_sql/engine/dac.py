@@ -51,6 +51,7 @@ from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.errors import ActsSqlError
+from acts_sql.prompts.context import TaskContext
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.entities import (
     Disagreement,
@@ -63,7 +64,6 @@ from acts_sql.sql.entities import (
 from acts_sql.sql.rules import _probes
 from acts_sql.sql.schema_facts import SchemaFacts
 from acts_sql.sql.skeleton import skeleton, skeleton_length
-from acts_sql.tools.context import TaskContext
 
 NODE = "dac"
 

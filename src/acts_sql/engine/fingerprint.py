@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.repairs import has_top_level_order_by
 
 _SIGNIFICANT = 6

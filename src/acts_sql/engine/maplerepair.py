@@ -34,8 +34,8 @@ from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
+from acts_sql.prompts.context import TaskContext
 from acts_sql.sql.rules import Stage
-from acts_sql.tools.context import TaskContext
 from acts_sql.tools.rule_chain import LATER_STAGES, ChainResult, RuleChain, hint_text
 
 NODE = "maplerepair"

@@ -57,7 +57,7 @@ from acts_sql.engine.prefetch import Prefetcher
 from acts_sql.engine.trace import Trace
 from acts_sql.errors import ActsSqlError, LLMDeadlineError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
-from acts_sql.sql.diagnostics import split_statements
+from acts_sql.sql.query_text import split_statements
 
 FINISH_RESERVE_SECONDS = 1.0
 """An LLM call ends this long before the run's wall time, which is left for choosing and

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 
 from acts_sql.agent.single_call import text_to_sql
 from acts_sql.db.executor import Executor
@@ -32,10 +33,10 @@ from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.engine.vouch import vouched
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
-from acts_sql.sql.diagnostics import split_statements
+from acts_sql.prompts.context import TaskContext, language_brief
+from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.schema_facts import SchemaFacts
 from acts_sql.tools.base import PoolSettings
-from acts_sql.tools.context import TaskContext, language_brief
 from acts_sql.tools.rule_chain import schema_facts
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
@@ -88,22 +89,7 @@ def _run(
         ),
         summary=f"{options.method.value} on {dialect}",
     )
-    tables = executor.reflect(sample_rows=3)
-    schema_text = render_schema(
-        tables, max_chars=options.schema_chars, focus_terms=focus_terms(question, sql or "")
-    )
-    language = language_brief(executor)
-    task = TaskContext(
-        dialect=dialect,
-        question=question.strip() or NO_ISSUE,
-        original_sql=sql or "",
-        schema_text=schema_text,
-        schema_names={t.name: [c.name for c in t.columns] for t in tables},
-        # the repair rules work on SQL's tree: a query language (PRQL) gets no facts
-        schema_facts=schema_facts(tables, dialect) if language is None else SchemaFacts(),
-        execution_visible=options.execution_tools,
-        language=language,
-    )
+    task = _task(executor, question, sql, options)
     pool = PoolSettings(
         size=options.candidates or default_candidates(llm.name),
         temperature=options.temperature,
@@ -111,7 +97,6 @@ def _run(
         rules=options.rule_candidates and task.language is None,
     )
     generated = not (sql or "").strip()
-    outcome: SearchOutcome
     try:
         if generated:
             sql = _initial_sql(traced_llm, task, options, trace, executor, budget)
@@ -122,26 +107,7 @@ def _run(
         )
         task = task.model_copy(update={"original_sql": sql or "", "original_result": original})
         trust = trust_context(task, options, generated=generated)
-        if not sql:
-            outcome = SearchOutcome(stop_reason="no initial SQL could be generated")
-        elif options.method in (Method.ACTS, Method.LINEAR):
-            search = TreeSearch(
-                executor=executor,
-                llm=traced_llm,
-                task=task,
-                options=options,
-                trace=trace,
-                budget=budget,
-                trust=trust,
-                pool=pool,
-            )
-            outcome = search.run()
-        elif options.method == Method.VOTE:
-            needed = options.agreement_needed(pool.size)
-            outcome = run_vote(executor, traced_llm, task, trace, pool, trust, needed)
-        else:
-            unjudged = _run_unjudged(executor, traced_llm, task, options, trace)
-            outcome = vouched(unjudged, trust, trace)
+        outcome = _method_outcome(executor, traced_llm, task, options, trace, budget, pool, trust)
     except BudgetExhaustedError as exc:
         outcome = SearchOutcome(stop_reason=str(exc))
         trace.emit(BudgetExhaustedData(which=exc.which), summary=str(exc))
@@ -150,9 +116,94 @@ def _run(
             raise  # no LLM reply at all: a configuration error, not a result
         outcome = SearchOutcome(stop_reason=f"LLM backend failed: {exc}")
         trace.emit(LlmFailedData(), summary=outcome.stop_reason)
+    return _finish(
+        _RunRecord(question=question, sql=sql or "", generated=generated, started=started),
+        task,
+        options,
+        outcome,
+        trace,
+        ledger,
+        ahead,
+    )
 
+
+def _task(
+    executor: Executor, question: str, sql: str | None, options: CorrectionOptions
+) -> TaskContext:
+    """What every method reads: the issue, the user's SQL and the schema as prompt text."""
+    dialect = executor.dialect
+    tables = executor.reflect(sample_rows=3)
+    schema_text = render_schema(
+        tables, max_chars=options.schema_chars, focus_terms=focus_terms(question, sql or "")
+    )
+    language = language_brief(executor)
+    return TaskContext(
+        dialect=dialect,
+        question=question.strip() or NO_ISSUE,
+        original_sql=sql or "",
+        schema_text=schema_text,
+        schema_names={t.name: [c.name for c in t.columns] for t in tables},
+        # the repair rules work on SQL's tree: a query language (PRQL) gets no facts
+        schema_facts=schema_facts(tables, dialect) if language is None else SchemaFacts(),
+        execution_visible=options.execution_tools,
+        language=language,
+    )
+
+
+def _method_outcome(
+    executor: Executor,
+    llm: TracedLLM,
+    task: TaskContext,
+    options: CorrectionOptions,
+    trace: Trace,
+    budget: BudgetTracker,
+    pool: PoolSettings,
+    trust: TrustContext,
+) -> SearchOutcome:
+    """Runs the chosen method on a task whose original SQL has run (or could not be made)."""
+    if not task.original_sql:
+        return SearchOutcome(stop_reason="no initial SQL could be generated")
+    if options.method in (Method.ACTS, Method.LINEAR):
+        search = TreeSearch(
+            executor=executor,
+            llm=llm,
+            task=task,
+            options=options,
+            trace=trace,
+            budget=budget,
+            trust=trust,
+            pool=pool,
+        )
+        return search.run()
+    if options.method == Method.VOTE:
+        needed = options.agreement_needed(pool.size)
+        return run_vote(executor, llm, task, trace, pool, trust, needed)
+    unjudged = _run_unjudged(executor, llm, task, options, trace)
+    return vouched(unjudged, trust, trace)
+
+
+@dataclass(frozen=True)
+class _RunRecord:
+    """What the run was asked: the issue, the SQL it started from and when it started."""
+
+    question: str
+    sql: str
+    generated: bool
+    started: float
+
+
+def _finish(
+    asked: _RunRecord,
+    task: TaskContext,
+    options: CorrectionOptions,
+    outcome: SearchOutcome,
+    trace: Trace,
+    ledger: UsageLedger,
+    ahead: Prefetcher,
+) -> CorrectionResult:
+    """The run's answer: the accepted or best candidate, else the SQL it started from."""
     final = None if outcome.returns_original else (outcome.accepted or outcome.best)
-    final_sql = final.sql if final else (sql or "")
+    final_sql = final.sql if final else asked.sql
     final_result = final.result if final else task.original_result
     accepted = outcome.accepted is not None
     trace.emit(
@@ -165,17 +216,17 @@ def _run(
     return CorrectionResult(
         sql=final_sql,
         accepted=accepted,
-        original_sql=sql or "",
+        original_sql=asked.sql,
         method=options.method.value,
-        dialect=dialect,
-        question=question,
+        dialect=task.dialect,
+        question=asked.question,
         reason=outcome.stop_reason,
-        generated_initial_sql=generated,
-        statements=_statements(final_sql, outcome, dialect, final is not None),
+        generated_initial_sql=asked.generated,
+        statements=_statements(final_sql, outcome, task.dialect, final is not None),
         result=final_result.preview() if final_result else None,
         usage=UsageSummary.from_calls(
             ledger.calls,
-            seconds=time.perf_counter() - started,
+            seconds=time.perf_counter() - asked.started,
             statements=sum(1 for e in events if e.kind == EventKind.STATEMENT),
             sent_ahead=sent.used,
             unused_prefetches=sent.unused,

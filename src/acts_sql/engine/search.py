@@ -83,6 +83,7 @@ from acts_sql.engine.tree import (
 from acts_sql.engine.trust import TrustContext
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend, LLMRequest
+from acts_sql.prompts.context import TaskContext
 from acts_sql.protocol import AmbiguityReport, JudgeDecision, Plan, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import (
@@ -93,7 +94,6 @@ from acts_sql.tools.base import (
     ToolEnv,
     ToolOutcome,
 )
-from acts_sql.tools.context import TaskContext
 from acts_sql.tools.detect_ambiguities import branching_readings
 from acts_sql.tools.registry import TOOLS
 

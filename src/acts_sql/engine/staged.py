@@ -15,7 +15,7 @@ from acts_sql.engine.events import CandidateData
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Trace
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 
 
 class StagedRun:

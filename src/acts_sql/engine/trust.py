@@ -33,7 +33,7 @@ from acts_sql.engine.candidates import Candidate
 from acts_sql.engine.events import RefusalData
 from acts_sql.engine.fingerprint import ResultShape, same_rows, same_rows_less_constant_columns
 from acts_sql.engine.trace import Trace
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 
 SAME_SQL = "the same SQL as the user's (formatting aside): it changes nothing"
 SAME_ROWS = (

@@ -6,11 +6,10 @@ from acts_sql.sql.decompose import MAIN, Unit, decompose, output_columns
 from acts_sql.sql.diagnostics import (
     SqlDiagnostic,
     parse_statements,
-    split_statements,
     syntax_diagnostics,
 )
 from acts_sql.sql.dialects import Dialect, all_dialects, dialect_names, get_dialect
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql, split_statements
 from acts_sql.sql.templates import column_profile_sql, column_values_sql, table_expression
 
 __all__ = [

@@ -16,7 +16,7 @@ from sqlglot.errors import ErrorLevel, SqlglotError
 from acts_sql.errors import ActsSqlError
 from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 
 _T = TypeVar("_T")
 

@@ -64,7 +64,7 @@ def parse_statements(sql: str, dialect: str | Dialect) -> list[exp.Expr]:
     return statements
 
 
-def split_statements(sql: str, dialect: str | Dialect) -> list[str]:
+def split_sql(sql: str, dialect: str | Dialect) -> list[str]:
     """The texts of the statements of `sql`, without separators and empty statements.
 
     Splits at the semicolons sqlglot's tokenizer sees, so semicolons in
@@ -75,13 +75,8 @@ def split_statements(sql: str, dialect: str | Dialect) -> list[str]:
     cannot be tokenized (an unterminated quote), falls back to splitting on
     semicolons outside quotes and comments.
 
-    For a query language plugin: its own `statements` (one query per text).
+    SQL only: `acts_sql.sql.query_text.split_statements` also splits a query language's text.
     """
-    from acts_sql.sql.languages.registry import plugin_for  # languages build on this module
-
-    language = plugin_for(dialect)
-    if language is not None:
-        return language.statements(sql)
     d = get_dialect(dialect)
     try:
         tokens = d.sqlglot_dialect.tokenize(sql)

@@ -75,7 +75,7 @@ from acts_sql.sql._rewrite import BAD_SQL_ERRORS, differs, guarded, parses, rend
 from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect, all_dialects, get_dialect
 from acts_sql.sql.languages.registry import plugin_for
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 
 MAX_TRANSPILED = 3
 """At most this many transpiled candidates."""

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import LLMBackend
-from acts_sql.tools.context import PathStep, TaskContext
+from acts_sql.prompts.context import PathStep, TaskContext
 
 
 class PoolSettings(BaseModel):

@@ -13,9 +13,9 @@ import re
 from difflib import SequenceMatcher
 from typing import ClassVar
 
+from acts_sql.prompts.context import format_path
 from acts_sql.protocol import Ambiguity, AmbiguityReport, Purpose
 from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
-from acts_sql.tools.context import format_path
 from acts_sql.tools.llm_call import ask_tool_llm
 
 MAX_PHRASES = 2

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from acts_sql.prompts.context import format_path
 from acts_sql.protocol import GeneratedSql, Purpose
 from acts_sql.tools.base import PoolEntry, ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
-from acts_sql.tools.context import format_path
 from acts_sql.tools.llm_call import SqlAsker
 from acts_sql.tools.pool import clean_sql, collect_pool
 

@@ -8,11 +8,12 @@ from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
+from acts_sql import prompts
 from acts_sql.llm.base import AvoidValues, LLMRequest
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
 from acts_sql.llm.structured import StructuredReply, ask_json
+from acts_sql.prompts.context import sql_reply_cap, task_messages
 from acts_sql.tools.base import SampleLedger, ToolEnv
-from acts_sql.tools.context import sql_reply_cap, task_messages
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -39,7 +40,8 @@ def ask_tool_llm(
     max_tokens: int | None = None,
     **values: str,
 ) -> StructuredReply[M]:
-    """Render `prompts/<template>` after the shared task prefix and ask for JSON.
+    """Render the template `template` (`acts_sql.prompts`) after the shared task prefix and
+    ask for JSON.
 
     `temperature` and `seed` select a sample (a pool's greedy answer has
     temperature 0); `retries` defaults to the run's JSON re-asks; `max_tokens`
@@ -72,7 +74,7 @@ def tool_request(
     **values: str,
 ) -> LLMRequest:
     """The request `ask_tool_llm` sends first (its schema: `model`'s)."""
-    tail = render(load_template("acts_sql.tools", f"prompts/{template}"), **values)
+    tail = render(prompts.template(template), **values)
     request = LLMRequest(
         purpose=purpose,
         messages=task_messages(env.task, tail),

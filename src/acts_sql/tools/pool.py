@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from acts_sql.db.language import translate_sql
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import SendsAhead
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.tools.base import CandidateMemory, PoolEntry, PoolSettings, ToolEnv
 from acts_sql.tools.rule_chain import RuleChain
 

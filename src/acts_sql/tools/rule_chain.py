@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from acts_sql.db.executor import Executor, TableInfo
 from acts_sql.db.result import ExecResult
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.rules import (
     RULES,
     ProbeAnswer,

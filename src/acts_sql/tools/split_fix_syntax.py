@@ -36,13 +36,13 @@ from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult, failure_text
 from acts_sql.errors import SqlParseError
+from acts_sql.prompts.context import SQL_REPLY_MAX_TOKENS, sql_reply_cap
 from acts_sql.protocol import Decomposition, Purpose, RepairedSql
 from acts_sql.sql.decompose import Unit, decompose, output_columns
 from acts_sql.sql.diagnostics import parse_statements, syntax_diagnostics
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.repairs import describe_unknown, unknown_identifiers
 from acts_sql.tools.base import PoolEntry, ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
-from acts_sql.tools.context import SQL_REPLY_MAX_TOKENS, sql_reply_cap
 from acts_sql.tools.generate_sql import pool_outcome
 from acts_sql.tools.llm_call import SqlAsker, ask_tool_llm
 from acts_sql.tools.pool import collect_pool

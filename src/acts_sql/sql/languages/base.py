@@ -35,8 +35,9 @@ from types import MappingProxyType
 from pydantic import BaseModel, ConfigDict
 
 from acts_sql.errors import ConfigError, QueryCompileError
-from acts_sql.sql.diagnostics import SqlDiagnostic
+from acts_sql.sql.diagnostics import SqlDiagnostic, split_sql, syntax_diagnostics
 from acts_sql.sql.dialects import Dialect, get_dialect
+from acts_sql.sql.normalize import canonical_sql
 
 TOOL_NAMES = (
     "detect_ambiguities",
@@ -128,14 +129,12 @@ class QueryLanguage:
         does not compile: its words joined by single spaces. "" for no query."""
         if not text.strip():
             return ""
-        from acts_sql.sql.normalize import normalize_sql  # normalize dispatches to languages
-
         target = self.canonical_target
         try:
             compiled = self.compile(text, target)
         except QueryCompileError:
             return f"{self.name}-text: " + " ".join(text.split())
-        return f"{self.name}: " + normalize_sql(compiled, target)
+        return f"{self.name}: " + canonical_sql(compiled, target)
 
     def statements(self, text: str) -> list[str]:
         """The queries of `text`: one, the text itself (a plugin whose language has a
@@ -236,16 +235,10 @@ class SqlLanguage(QueryLanguage):
         return text
 
     def check(self, text: str) -> list[Diagnostic]:
-        from acts_sql.sql.diagnostics import syntax_diagnostics
-
         return syntax_diagnostics(text, self.dialect)
 
     def canonical(self, text: str) -> str:
-        from acts_sql.sql.normalize import normalize_sql
-
-        return normalize_sql(text, self.dialect)
+        return canonical_sql(text, self.dialect)
 
     def statements(self, text: str) -> list[str]:
-        from acts_sql.sql.diagnostics import split_statements
-
-        return split_statements(text, self.dialect)
+        return split_sql(text, self.dialect)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from acts_sql.sql._rewrite import BAD_SQL_ERRORS, differs
 from acts_sql.sql.dialects import Dialect, get_dialect
-from acts_sql.sql.normalize import normalize_sql
+from acts_sql.sql.query_text import normalize_sql
 from acts_sql.sql.schema_facts import SchemaFacts
 
 

@@ -11,8 +11,8 @@ import re
 
 from sqlglot import exp
 
-from acts_sql.sql.diagnostics import split_statements
 from acts_sql.sql.dialects import Dialect
+from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.safety_rules.findings import Context, Finding
 from acts_sql.sql.safety_rules.tables import (
     ARGUMENT_READ_PRAGMAS,

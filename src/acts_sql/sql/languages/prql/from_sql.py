@@ -203,21 +203,9 @@ class _Writer:
         sub = lambda child: self.operand(child, names)  # noqa: E731
         if isinstance(node, exp.Paren):
             return f"({self.expr(node.this, names)})"
-        if isinstance(node, exp.Column):
-            if not node.name:
-                raise Untranslatable("a column without a name")
-            table = node.table
-            return f"{_name(table)}.{_name(node.name)}" if table else _ref(node.name)
-        if isinstance(node, exp.Literal):
-            return node.this if not node.is_string else _string(node.this)
-        if isinstance(node, exp.Null):
-            return "null"
-        if isinstance(node, exp.Boolean):
-            return "true" if node.this else "false"
-        if isinstance(node, exp.Cast) and node.this.is_string:
-            moment = _moment_literal(node.this.this, node.to)
-            if moment is not None:
-                return moment
+        atom = _atom(node)
+        if atom is not None:
+            return atom
         if isinstance(node, exp.Neg):
             return f"-{sub(node.this)}"
         if isinstance(node, exp.Not):
@@ -579,6 +567,24 @@ def _string(value: str) -> str:
 def _ref(name: str) -> str:
     """A reference to the column `name` (see `_STD_NAMES`)."""
     return f"this.{_name(name)}" if name.lower() in _STD_NAMES else _name(name)
+
+
+def _atom(node: exp.Expr) -> str | None:
+    """A column, a literal or a typed date/time literal as PRQL; None for anything else."""
+    if isinstance(node, exp.Column):
+        if not node.name:
+            raise Untranslatable("a column without a name")
+        table = node.table
+        return f"{_name(table)}.{_name(node.name)}" if table else _ref(node.name)
+    if isinstance(node, exp.Literal):
+        return node.this if not node.is_string else _string(node.this)
+    if isinstance(node, exp.Null):
+        return "null"
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    if isinstance(node, exp.Cast) and node.this.is_string:
+        return _moment_literal(node.this.this, node.to)
+    return None
 
 
 def _name(name: str) -> str:

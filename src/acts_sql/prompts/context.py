@@ -13,16 +13,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from acts_sql import prompts
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect
 from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import Message
-from acts_sql.llm.prompting import load_template, render
+from acts_sql.llm.prompting import render
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.languages import plugin_for
 from acts_sql.sql.schema_facts import ColumnFact, SchemaFacts, TableFact
-
-_PACKAGE = "acts_sql.tools"
 
 
 class PathStep(BaseModel):
@@ -54,7 +53,7 @@ class LanguageBrief(BaseModel):
             for tool, why in self.unavailable_tools.items()
         )
         return render(
-            load_template(_PACKAGE, "prompts/language.txt"),
+            prompts.template("language.txt"),
             language=self.display_name,
             database=self.database,
             fence=self.fence,
@@ -113,7 +112,7 @@ class TaskContext(BaseModel):
         else:
             result = self.original_result.summary()
         block = render(
-            load_template(_PACKAGE, "prompts/task.txt"),
+            prompts.template("task.txt"),
             dialect=self.dialect,
             schema=self.schema_text.strip(),
             question=self.question.strip(),
@@ -139,7 +138,7 @@ def sql_reply_cap(*sqls: str) -> int:
 
 
 def system_message() -> Message:
-    return Message(role="system", content=load_template(_PACKAGE, "prompts/system.txt").strip())
+    return Message(role="system", content=prompts.template("system.txt").strip())
 
 
 def task_messages(task: TaskContext, tail: str) -> list[Message]:
