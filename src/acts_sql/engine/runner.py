@@ -90,12 +90,7 @@ def _run(
         summary=f"{options.method.value} on {dialect}",
     )
     task = _task(executor, question, sql, options)
-    pool = PoolSettings(
-        size=options.candidates or default_candidates(llm.name),
-        temperature=options.temperature,
-        # the deterministic repairs rewrite SQL with sqlglot: not a query language's text
-        rules=options.rule_candidates and task.language is None,
-    )
+    pool = _pool(options, llm, task)
     generated = not (sql or "").strip()
     try:
         if generated:
@@ -147,6 +142,16 @@ def _task(
         schema_facts=schema_facts(tables, dialect) if language is None else SchemaFacts(),
         execution_visible=options.execution_tools,
         language=language,
+    )
+
+
+def _pool(options: CorrectionOptions, llm: LLMBackend, task: TaskContext) -> PoolSettings:
+    """Candidates per SQL-writing node, their temperature, and whether rules add repairs."""
+    return PoolSettings(
+        size=options.candidates or default_candidates(llm.name),
+        temperature=options.temperature,
+        # the deterministic repairs rewrite SQL with sqlglot: not a query language's text
+        rules=options.rule_candidates and task.language is None,
     )
 
 
