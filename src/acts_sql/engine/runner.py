@@ -21,6 +21,7 @@ from acts_sql.engine.events import (
     RunStartedData,
 )
 from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.linear_search import LinearSearch
 from acts_sql.engine.maplerepair import run_maplerepair
 from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
 from acts_sql.engine.prefetch import Prefetcher, default_parallel
@@ -169,7 +170,8 @@ def _method_outcome(
     if not task.original_sql:
         return SearchOutcome(stop_reason="no initial SQL could be generated")
     if options.method in (Method.ACTS, Method.LINEAR):
-        search = TreeSearch(
+        searches = {Method.ACTS: TreeSearch, Method.LINEAR: LinearSearch}
+        search = searches[options.method](
             executor=executor,
             llm=llm,
             task=task,

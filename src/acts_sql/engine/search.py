@@ -28,9 +28,10 @@
 5. When every branch is exhausted with budget left, the agent re-plans once
    from the root, told why the pruned branches failed.
 
-The linear method runs the same tools but never branches (only the first
-interpretation becomes a child) and never rolls back (a rejection appends a
-new attempt under the rejected node, up to `linear_retries`).
+The linear method (`acts_sql.engine.linear_search.LinearSearch`, a subclass
+that overrides these steps) runs the same tools but never branches (only the
+first interpretation becomes a child) and never rolls back (a rejection
+appends a new attempt under the rejected node, up to `linear_retries`).
 
 Budgets bound everything (depth bounds a path: a node below it ends its branch,
 and the search goes back); when nothing is accepted the best candidate is
@@ -66,7 +67,7 @@ from acts_sql.engine.events import (
     ReplanData,
 )
 from acts_sql.engine.feedback import rejection_feedback
-from acts_sql.engine.options import CorrectionOptions, Method
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.prefetch import NoExecution, first_request
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.selection import FinalChoice, final_choice
@@ -129,7 +130,7 @@ class PlanMade(BaseModel):
 
 
 class TreeSearch(CandidateStage):
-    """One run of the tree (or linear) search over one task."""
+    """One run of the tree search over one task (`LinearSearch` narrows it to one path)."""
 
     def __init__(
         self,
@@ -151,11 +152,9 @@ class TreeSearch(CandidateStage):
         self.budget = budget
         self.trust = trust
         self.pool = pool
-        self.linear = options.method == Method.LINEAR
         self.book = CandidateBook(task.dialect)
         self.tree = PlanTree()
         self.accepted: Candidate | None = None
-        self._linear_retries = options.linear_retries
         self._regenerations: dict[str, int] = {}
         self._raw_pending = options.raw_candidate
         self._raw_sql: str | None = None
@@ -275,7 +274,7 @@ class TreeSearch(CandidateStage):
 
     def _replan(self) -> str | None:
         """Once per run, with budget left: a new plan under the root, told what failed."""
-        if self._replanned or self.linear or not self.options.replan or self.tree.root is None:
+        if self._replanned or not self.options.replan or self.tree.root is None:
             return None
         if self.budget.llm_calls + 2 > self.budget.budget.max_llm_calls:
             return None
@@ -371,9 +370,7 @@ class TreeSearch(CandidateStage):
 
     def _too_deep(self, node: NodeState) -> str | None:
         """A node below the depth limit ends its branch: skipped, then the search goes back
-        as after a rejection (linear, which never goes back, stops)."""
-        if self.linear:
-            raise self.budget.depth_exhausted()
+        as after a rejection."""
         reason = f"below the depth limit ({self.budget.budget.max_depth}): this branch ends here"
         self._mark_skipped(node, reason)
         return self._backtrack(node, None, reason)
@@ -426,9 +423,7 @@ class TreeSearch(CandidateStage):
 
     # ------------------------------------------------------------- branching
     def _expand(self, node: NodeState, report: AmbiguityReport) -> None:
-        readings = branching_readings(report)
-        if self.linear:
-            readings = readings[:1]
+        readings = self._readings(report)
         planned = list(node.children)
         added = []
         for k, (phrase, reading) in enumerate(readings, 1):
@@ -455,7 +450,15 @@ class TreeSearch(CandidateStage):
                 input={"feedback": self._feedback()} if self.book.rejected() else {},
             )
             return self.tree.add_child(node.id, leaf, origin="engine").id
-        if len(pending) == 1 or self.linear:
+        return self._pick(node, pending)
+
+    def _readings(self, report: AmbiguityReport) -> list[tuple[str, str]]:
+        """The readings of an ambiguity that become branches (a phrase and its reading)."""
+        return branching_readings(report)
+
+    def _pick(self, node: NodeState, pending: list[NodeState]) -> str:
+        """Which of a node's untried children runs next: the agent chooses among several."""
+        if len(pending) == 1:
             return pending[0].id
         return self._choose(node, pending)
 
@@ -528,8 +531,6 @@ class TreeSearch(CandidateStage):
     def _backtrack(
         self, node: NodeState, decision: JudgeDecision | None, reason: str
     ) -> str | None:
-        if self.linear:
-            return self._linear_retry(node, reason)
         asked = decision.backtrack_to if decision else None
         target = (
             asked if asked and self._valid_target(asked, node.id) else self._auto_target(node.id)
@@ -577,18 +578,6 @@ class TreeSearch(CandidateStage):
             ):
                 return anc.id
         return None
-
-    def _linear_retry(self, node: NodeState, reason: str) -> str | None:
-        if self._linear_retries <= 0:
-            return None
-        self._linear_retries -= 1
-        retry = PlanNode(
-            id=self.tree.fresh_id(f"{node.id}.r"),
-            description="try again on the same path, with the judge's feedback",
-            tool=ToolName.GENERATE_SQL,
-            input={"hypothesis": node.input.get("hypothesis", ""), "feedback": self._feedback()},
-        )
-        return self.tree.add_child(node.id, retry, origin="engine").id
 
     def _feedback(self) -> str:
         return rejection_feedback([(c.sql, c.reason) for c in self.book.rejected()])
