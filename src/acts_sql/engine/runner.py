@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from acts_sql.agent.single_call import text_to_sql
 from acts_sql.db.executor import Executor
 from acts_sql.db.schema import render_schema
-from acts_sql.engine.baselines import run_critic, run_raw, run_vote
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
-from acts_sql.engine.dac import run_dac
 from acts_sql.engine.events import (
     BudgetExhaustedData,
     EventKind,
@@ -21,17 +19,15 @@ from acts_sql.engine.events import (
     RunStartedData,
 )
 from acts_sql.engine.fingerprint import result_shape
-from acts_sql.engine.linear_search import LinearSearch
-from acts_sql.engine.maplerepair import run_maplerepair
-from acts_sql.engine.options import CorrectionOptions, Method, default_candidates
+from acts_sql.engine.methods import MethodRun, run_method
+from acts_sql.engine.options import CorrectionOptions, default_candidates
 from acts_sql.engine.prefetch import Prefetcher, default_parallel
 from acts_sql.engine.recording import TracedExecutor, TracedLLM, UsageLedger
 from acts_sql.engine.result import CorrectionResult, UsageSummary
-from acts_sql.engine.search import SearchOutcome, TreeSearch
+from acts_sql.engine.search import SearchOutcome
 from acts_sql.engine.trace import Listener, Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, expects_same_rows
-from acts_sql.engine.vouch import vouched
 from acts_sql.errors import LLMError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.prompts.context import TaskContext, language_brief
@@ -103,7 +99,11 @@ def _run(
         )
         task = task.model_copy(update={"original_sql": sql or "", "original_result": original})
         trust = trust_context(task, options, generated=generated)
-        outcome = _method_outcome(executor, traced_llm, task, options, trace, budget, pool, trust)
+        if not sql:
+            outcome = SearchOutcome(stop_reason="no initial SQL could be generated")
+        else:
+            run = MethodRun(executor, traced_llm, task, options, trace, budget, pool, trust)
+            outcome = run_method(run)
     except BudgetExhaustedError as exc:
         outcome = SearchOutcome(stop_reason=str(exc))
         trace.emit(BudgetExhaustedData(which=exc.which), summary=str(exc))
@@ -154,39 +154,6 @@ def _pool(options: CorrectionOptions, llm: LLMBackend, task: TaskContext) -> Poo
         # the deterministic repairs rewrite SQL with sqlglot: not a query language's text
         rules=options.rule_candidates and task.language is None,
     )
-
-
-def _method_outcome(
-    executor: Executor,
-    llm: TracedLLM,
-    task: TaskContext,
-    options: CorrectionOptions,
-    trace: Trace,
-    budget: BudgetTracker,
-    pool: PoolSettings,
-    trust: TrustContext,
-) -> SearchOutcome:
-    """Runs the chosen method on a task whose original SQL has run (or could not be made)."""
-    if not task.original_sql:
-        return SearchOutcome(stop_reason="no initial SQL could be generated")
-    if options.method in (Method.ACTS, Method.LINEAR):
-        searches = {Method.ACTS: TreeSearch, Method.LINEAR: LinearSearch}
-        search = searches[options.method](
-            executor=executor,
-            llm=llm,
-            task=task,
-            options=options,
-            trace=trace,
-            budget=budget,
-            trust=trust,
-            pool=pool,
-        )
-        return search.run()
-    if options.method == Method.VOTE:
-        needed = options.agreement_needed(pool.size)
-        return run_vote(executor, llm, task, trace, pool, trust, needed)
-    unjudged = _run_unjudged(executor, llm, task, options, trace)
-    return vouched(unjudged, trust, trace)
 
 
 @dataclass(frozen=True)
@@ -243,23 +210,6 @@ def _finish(
         groups=outcome.groups,
         trace=events,
     )
-
-
-def _run_unjudged(
-    executor: Executor,
-    llm: TracedLLM,
-    task: TaskContext,
-    options: CorrectionOptions,
-    trace: Trace,
-) -> SearchOutcome:
-    """The methods without a judge, whose acceptance `vouched` checks afterwards."""
-    if options.method == Method.CRITIC:
-        return run_critic(executor, llm, task, options.json_retries, trace)
-    if options.method == Method.DAC:
-        return run_dac(executor, llm, task, trace, options.json_retries)
-    if options.method == Method.MAPLEREPAIR:
-        return run_maplerepair(executor, llm, task, trace)
-    return run_raw(executor, llm, task, trace)
 
 
 def trust_context(
