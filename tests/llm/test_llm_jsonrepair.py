@@ -81,17 +81,3 @@ def test_numbers_keep_their_type() -> None:
         "e": 2000.0,
         "m": 0.5,
     }
-
-
-def test_a_value_cut_off_drops_its_member_or_item() -> None:
-    assert extract_json('{"a": [1, tr') == {"a": [1]}
-    assert extract_json('{"a": 1, "b": -') == {"a": 1}
-
-
-def test_doubled_commas_do_not_turn_a_number_into_text() -> None:
-    assert extract_json('{"a": 1,, "b": 2}') == {"a": 1, "b": 2}
-
-
-def test_a_repair_of_a_kind_not_vetted_is_refused() -> None:
-    with pytest.raises(JsonExtractionError, match="malformed JSON object"):
-        extract_json('{: 1, "a": 2}')

@@ -6,18 +6,15 @@ strings, and output cut off mid-way. :func:`extract_json` tries, in order:
 
 1. the whole reply, then each fenced block, as strict JSON;
 2. each ``{`` in the fenced blocks, then in the whole reply: strict JSON with
-   text around it, else the `json_repair` package's parser. An object that
-   cannot be read is skipped whole (the objects nested in it are not
+   text around it, else a lenient parser that repairs what it can. An object
+   that cannot be read is skipped whole (the objects nested in it are not
    candidates), so a broken reply is reported, not half-read.
 
 Strict means :mod:`json` with raw control characters (such as newlines in a
-multi-line SQL string) allowed inside strings. The package repairs nearly
-anything; this module keeps the policy: it names each repair, drops a member
-whose value was cut off, and refuses what is not unambiguous enough (a bare
-word as a value, a key without ``:``, an object cut off before its first
-member, a repair of a kind not listed here). A refusal raises
-:class:`JsonExtractionError` with a reason, which a caller can feed back to
-the model.
+multi-line SQL string) allowed inside strings.
+Repairs are heuristics that apply only where the reading is unambiguous
+enough; what they cannot fix raises :class:`JsonExtractionError` with a
+reason, which a caller can feed back to the model.
 """
 
 from __future__ import annotations
@@ -27,25 +24,26 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from json_repair.json_parser import JSONParser
-from json_repair.utils.json_context import ContextValues
-
 from acts_sql.errors import ActsSqlError
 
 __all__ = ["JsonExtraction", "JsonExtractionError", "extract_json", "parse_json_object"]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
 _MAX_STARTS = 64
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_JSON_WORDS = {"true", "false", "null"}
-_PYTHON_WORDS = {"True", "False", "None"}
-_WORDS = _JSON_WORDS | _PYTHON_WORDS
-_CUT = object()  # a value the end of the text cut off
+_LITERALS: dict[str, Any] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_PYTHON_LITERALS = {"True", "False", "None"}
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _STRICT = json.JSONDecoder(strict=False)
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-_JSON_INT = re.compile(r"-?(0|[1-9]\d*)")
-_JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
-_VALUE_START = re.compile(r"[{\[\"'A-Za-z_0-9+.-]")
+_KEY_AHEAD = re.compile(r"(\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z_][A-Za-z0-9_]*)[ \t]*:")
+_KEY_AT_END = re.compile(r"(\"[^\"\n]*\"?|'[^'\n]*'?|[A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _BLANK = re.compile(r"(?:\s+|//[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.DOTALL)
 _TRUNCATED = "closed truncated output"
 
@@ -94,13 +92,15 @@ def parse_json_object(text: str) -> JsonExtraction:
                 value, end = _STRICT.raw_decode(segment, start)
                 repairs = [note] if note else []
             except ValueError:
+                parser = _Lenient(segment, start)
                 try:
-                    value, end, repaired = _repair(segment, start)
+                    value = parser.parse()
                 except _Unparsable as exc:
                     failures.append((exc.position - start, exc.describe(segment)))
                     resume_at = exc.position
                     continue
-                repairs = ([note] if note else []) + repaired
+                end = parser.pos
+                repairs = ([note] if note else []) + parser.repairs
             if start > 0 or segment[end:].strip():
                 repairs.append("removed text around the object")
             return JsonExtraction(value, _unique(repairs))
@@ -139,28 +139,6 @@ def _excerpt(text: str, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-# What json_repair logs and this module accepts: a substring of the log line and the
-# repair to name (None: named elsewhere, or not worth naming). Any other log line is a
-# repair of a kind not vetted here, and the object is refused.
-_ACCEPTED_LOGS: list[tuple[str, str | None]] = [
-    ("Found line comment", "removed comments"),
-    ("Found block comment", "removed comments"),
-    ("unclosed block comment", "removed comments"),
-    ("would have closed the string", "escaped quotes inside strings"),
-    ("comma that belongs to the string", "escaped quotes inside strings"),
-    ("missed the closing", None),  # truncation: see _Reader._check_closed
-    ("found a literal instead of a quote", None),  # bare keys: see _Reader.parse_string
-    ("in object key context, we found a :", None),
-    ("Python None literal", None),
-    ("escape", None),
-    ("keeping duplicate-key overwrite behavior", None),
-]
-_REFUSALS = {
-    "missed a : after a key": "expected ':' after a key",
-    "Parsed object is empty": "no member could be read",
-}
-
-
 class _Unparsable(Exception):
     def __init__(self, message: str, position: int) -> None:
         super().__init__(message)
@@ -168,128 +146,255 @@ class _Unparsable(Exception):
         self.position = position
 
     def describe(self, text: str) -> str:
-        position = min(self.position, len(text))
-        line = text.count("\n", 0, position) + 1
-        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        line = text.count("\n", 0, self.position) + 1
+        column = self.position - (text.rfind("\n", 0, self.position) + 1) + 1
         return f"{self.message} at line {line}, column {column}"
 
 
-def _repair(segment: str, start: int) -> tuple[dict[str, Any], int, list[str]]:
-    """The object at `start` read by json_repair, where it ends, and the repairs named."""
-    reader = _Reader(segment, start)
-    value = reader.parse_json()
-    end = min(reader.index, len(segment))
-    if not isinstance(value, dict):
-        raise _Unparsable("no object could be read", start)
-    if not value and _TRUNCATED in reader.repairs:
-        raise _Unparsable("the object was cut off before its first member", end)
-    return value, end, reader.repairs
+class _EndOfInput(Exception):
+    """The text ended where a value was expected: the reply was cut off."""
 
 
-class _Reader(JSONParser):
-    """json_repair's parser with this module's policy hooked into its steps.
+class _Lenient:
+    """A forgiving JSON reader for one object starting at `start`.
 
-    Positions are indexes into the text; refusals raise :class:`_Unparsable`. A value
-    cut off by the end of the text is read as `_CUT`, and its member or item dropped.
+    Accepts single-quoted strings, bare identifier keys, Python literals,
+    trailing, doubled or missing commas between members, comments, raw
+    control characters and unescaped quotes inside strings, and closes
+    whatever is open when the text ends. `repairs` names each repair applied.
     """
 
     def __init__(self, text: str, start: int) -> None:
-        super().__init__(text, None, True)
         self.text = text
-        self.index = start
+        self.pos = start
         self.repairs: list[str] = []
-        self.closers: set[int] = set()  # positions of the closers read so far
 
-    def note(self, repair: str) -> None:
+    def parse(self) -> dict[str, Any]:
+        value = self._object()
+        if not value and _TRUNCATED in self.repairs:
+            raise _Unparsable("the object was cut off before its first member", self.pos)
+        return value
+
+    def _note(self, repair: str) -> None:
         if repair not in self.repairs:
             self.repairs.append(repair)
 
-    def _log(self, text: str) -> None:
-        for needle, repair in _ACCEPTED_LOGS:
-            if needle in text:
-                if repair:
-                    self.note(repair)
-                return
-        reason = next((why for needle, why in _REFUSALS.items() if needle in text), None)
-        raise _Unparsable(
-            reason or f"unrepairable damage ({text[0].lower()}{text[1:]})", self.index
-        )
+    def _peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
 
-    def _cut(self) -> object:
-        self.index = len(self.text)
-        return _CUT
-
-    def parse_string(self) -> Any:
-        text, at = self.text, _skip_blank(self.text, self.index)
-        key = self.context.current == ContextValues.OBJECT_KEY
-        word_match = _WORD.match(text, at)
-        word = word_match.group(0) if word_match else ""
-        if text[at : at + 1] == "'":
-            self.note("replaced single quotes")
-        elif word and key:
-            self.note("quoted bare keys")
-            self._expect_colon(at + len(word), word)
-        elif word in _PYTHON_WORDS:
-            self.note("replaced Python literals")
-        elif word and at + len(word) >= len(text) and any(w.startswith(word) for w in _WORDS):
-            return self._cut()
-        elif word and word not in _JSON_WORDS:
-            raise _Unparsable(f"unexpected word {word!r} where a value was expected", at)
-        value = super().parse_string()
-        if key:
-            self._expect_colon(self.index, value)
-        return value
-
-    def _expect_colon(self, position: int, key: Any) -> None:
-        after = _skip_blank(self.text, position)
-        if after < len(self.text) and self.text[after] != ":":
-            raise _Unparsable(f"expected ':' after the key {key!r}", after)
-
-    def parse_json(self, *args: Any, **kwargs: Any) -> Any:
-        text, at = self.text, _skip_blank(self.text, self.index)
-        member = self.context.current == ContextValues.OBJECT_VALUE
-        if member and at >= len(text):
-            return self._cut()
-        if member and not _VALUE_START.match(text, at):
-            raise _Unparsable(f"unexpected character {text[at]!r} where a value was expected", at)
-        value = super().parse_json(*args, **kwargs)
-        after = _skip_blank(text, self.index)
-        if member and after < len(text) and text[after] not in ",}":
-            self.note("inserted missing commas")
-        return value
-
-    def parse_number(self) -> Any:
+    def _skip(self) -> None:
         text = self.text
-        match = _NUMBER.match(text, self.index)
-        if match is None and not text[self.index :].strip(" \t\r\n+-."):
-            return self._cut()
-        if match is None or text[match.end() : match.end() + 1].isalpha():
-            return super().parse_number()
-        self.index, literal = match.end(), match.group(0)
-        if _JSON_INT.fullmatch(literal):
+        while self.pos < len(text):
+            if text[self.pos] in " \t\r\n":
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end + 1
+                self._note("removed comments")
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                self.pos = len(text) if end < 0 else end + 2
+                self._note("removed comments")
+            else:
+                return
+
+    def _value(self, context: str) -> Any:
+        self._skip()
+        char = self._peek()
+        if not char:
+            raise _EndOfInput
+        if char == "{":
+            return self._object()
+        if char == "[":
+            return self._array()
+        if char in "\"'":
+            return self._string(context)
+        if char in "-+.0123456789":
+            return self._number()
+        if char.isalpha() or char == "_":
+            start = self.pos
+            word = self._word()
+            if word in _LITERALS:
+                if word in _PYTHON_LITERALS:
+                    self._note("replaced Python literals")
+                return _LITERALS[word]
+            if self.pos >= len(self.text) and any(name.startswith(word) for name in _LITERALS):
+                raise _EndOfInput
+            raise _Unparsable(f"unexpected word {word!r} where a value was expected", start)
+        raise _Unparsable(f"unexpected character {char!r} where a value was expected", self.pos)
+
+    def _word(self) -> str:
+        start = self.pos
+        while self.pos < len(self.text) and (
+            self.text[self.pos].isalnum() or self.text[self.pos] == "_"
+        ):
+            self.pos += 1
+        return self.text[start : self.pos]
+
+    def _object(self) -> dict[str, Any]:
+        self.pos += 1  # the "{"
+        result: dict[str, Any] = {}
+        expect_member = True
+        while self._next_entry("}", expect_member, bool(result), "an object member"):
+            char = self._peek()
+            key_start = self.pos
+            if char in "\"'":
+                try:
+                    key = self._string("key")
+                except _EndOfInput:
+                    self._note(_TRUNCATED)
+                    return result
+            elif char.isalpha() or char == "_":
+                key = self._word()
+                self._note("quoted bare keys")
+            else:
+                raise _Unparsable(
+                    f"unexpected character {char!r} where a key was expected", key_start
+                )
+            self._skip()
+            if not self._peek():
+                self._note(_TRUNCATED)
+                return result
+            if self._peek() != ":":
+                raise _Unparsable(f"expected ':' after the key {key!r}", self.pos)
+            self.pos += 1
+            try:
+                result[key] = self._value("member")
+            except _EndOfInput:
+                self._note(_TRUNCATED)
+                return result
+            self._skip()
+            if self._peek() == ",":
+                self.pos += 1
+                expect_member = True
+            elif _KEY_AHEAD.match(self.text, self.pos):
+                self._note("inserted missing commas")
+                expect_member = True
+            else:
+                expect_member = False
+        return result
+
+    def _array(self) -> list[Any]:
+        self.pos += 1  # the "["
+        result: list[Any] = []
+        expect_item = True
+        while self._next_entry("]", expect_item, bool(result), "an array item"):
+            try:
+                result.append(self._value("item"))
+            except _EndOfInput:
+                self._note(_TRUNCATED)
+                return result
+            self._skip()
+            expect_item = self._peek() == ","
+            if expect_item:
+                self.pos += 1
+        return result
+
+    def _next_entry(self, closer: str, expecting: bool, has_entries: bool, after: str) -> bool:
+        """Move to the next entry of an object or array; False when the container ends here.
+
+        Skips stray commas (noted), steps over `closer`, and notes a truncation when the
+        input stops first. `expecting` says whether a comma has just been read (or the
+        container just opened): an entry without one is an error naming `after`.
+        """
+        while True:
+            self._skip()
+            char = self._peek()
+            if not char:
+                self._note(_TRUNCATED)
+                return False
+            if char == closer:
+                if expecting and has_entries:
+                    self._note("removed trailing commas")
+                self.pos += 1
+                return False
+            if char == "," and expecting:
+                self._note("removed extra commas")
+                self.pos += 1
+                continue
+            if not expecting:
+                raise _Unparsable(f"expected ',' or '{closer}' after {after}", self.pos)
+            return True
+
+    def _string(self, context: str) -> str:
+        """A quoted string; `context` is "key", "member" (object value) or "item"."""
+        text = self.text
+        quote = text[self.pos]
+        if quote == "'":
+            self._note("replaced single quotes")
+        self.pos += 1
+        parts: list[str] = []
+        while True:
+            if self.pos >= len(text):
+                if context == "key":
+                    raise _EndOfInput
+                self._note(_TRUNCATED)
+                return "".join(parts)
+            char = text[self.pos]
+            if char == "\\":
+                parts.append(self._escape(quote))
+                continue
+            if char == quote:
+                if self._closes_string(context):
+                    self.pos += 1
+                    return "".join(parts)
+                self._note("escaped quotes inside strings")
+            parts.append(char)
+            self.pos += 1
+
+    def _closes_string(self, context: str) -> bool:
+        """Does the quote at `pos` end the string? Only if what follows fits there."""
+        text = self.text
+        at = _skip_blank(text, self.pos + 1)
+        if at >= len(text):
+            return True
+        char = text[at]
+        if context == "key":
+            return char == ":"
+        if context == "item":
+            return char in ",]"
+        if char == "}":
+            return True
+        if char == ",":
+            after = _skip_blank(text, at + 1)
+            return (
+                after >= len(text)
+                or text[after] == "}"
+                or _KEY_AHEAD.match(text, after) is not None
+                or _KEY_AT_END.match(text, after) is not None
+            )
+        return _KEY_AHEAD.match(text, at) is not None
+
+    def _escape(self, quote: str) -> str:
+        text = self.text
+        if self.pos + 1 >= len(text):
+            self.pos += 1
+            return ""
+        code = text[self.pos + 1]
+        if code == "u":
+            digits = text[self.pos + 2 : self.pos + 6]
+            if len(digits) == 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+                self.pos += 6
+                return chr(int(digits, 16))
+        self.pos += 2
+        if code in _ESCAPES:
+            return _ESCAPES[code]
+        if code == quote:
+            return quote
+        self._note("kept unknown escapes")
+        return "\\" + code
+
+    def _number(self) -> int | float:
+        match = _NUMBER.match(self.text, self.pos)
+        if match is None:
+            if not self.text[self.pos :].strip(" \t\r\n+-."):
+                self.pos = len(self.text)
+                raise _EndOfInput
+            raise _Unparsable("malformed number", self.pos)
+        literal = match.group(0)
+        self.pos = match.end()
+        if re.fullmatch(r"-?(0|[1-9]\d*)", literal):
             return int(literal)
-        if not _JSON_NUMBER.fullmatch(literal):
-            self.note("normalised numbers")
+        if not re.fullmatch(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?", literal):
+            self._note("normalised numbers")
         return float(literal)
-
-    def parse_object(self, *args: Any, **kwargs: Any) -> Any:
-        value = super().parse_object(*args, **kwargs)
-        self._check_closed("}")
-        if isinstance(value, dict):
-            return {key: item for key, item in value.items() if item is not _CUT}
-        return value
-
-    def parse_array(self, *args: Any, **kwargs: Any) -> Any:
-        value = super().parse_array(*args, **kwargs)
-        self._check_closed("]")
-        return [item for item in value if item is not _CUT]
-
-    def _check_closed(self, closer: str) -> None:
-        """Note a trailing comma before the container's `closer`, or its absence at the end."""
-        before = self.text[: self.index].rstrip()
-        if before.endswith(closer) and len(before) not in self.closers:
-            self.closers.add(len(before))
-            if before[:-1].rstrip().endswith(","):
-                self.note("removed trailing commas")
-        elif self.index >= len(self.text):
-            self.note(_TRUNCATED)
