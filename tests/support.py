@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from acts_sql.db.connect import open_database
-from acts_sql.engine.events import StatementData, StatementEvent
+from acts_sql.engine.events import EVENT_TYPES, StatementData, TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.runner import run_correction
@@ -139,9 +139,9 @@ def sigint_as_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def statement_event(seq: int) -> StatementEvent:
+def statement_event(seq: int) -> TraceEvent:
     """A trace event, for tests where any event will do."""
     data = StatementData(
         sql="SELECT 1", status="ok", row_count=1, truncated=False, error=None, seconds=0.0
     )
-    return StatementEvent(seq=seq, t=0.0, data=data)
+    return EVENT_TYPES[StatementData](seq=seq, t=0.0, data=data)

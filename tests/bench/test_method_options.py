@@ -18,7 +18,7 @@ from acts_sql.bench.loader import load_dev_ids
 from acts_sql.bench.runner import BenchRequest, MethodSpec, run_bench
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.cli.app import app
-from acts_sql.engine.events import CandidateData, CandidateEvent
+from acts_sql.engine.events import EVENT_TYPES, CandidateData
 from acts_sql.engine.options import DEFAULT_TEMPERATURE, CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from support import load_script, scripted
@@ -38,7 +38,7 @@ class FakeCorrect:
 
     def __call__(self, executor, question, sql, **kwargs) -> CorrectionResult:
         self.calls.append(kwargs)
-        event = CandidateEvent(seq=0, t=0.0, data=CandidateData(sql=sql, status="ok"))
+        event = EVENT_TYPES[CandidateData](seq=0, t=0.0, data=CandidateData(sql=sql, status="ok"))
         return CorrectionResult(
             sql=sql,
             accepted=True,

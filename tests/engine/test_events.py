@@ -4,6 +4,7 @@ every kind, the exported schema holds the union."""
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from acts_sql.engine.events import (
     EVENTS,
     BacktrackData,
     EventKind,
-    JudgementEvent,
+    JudgementData,
     LlmCallData,
 )
 from acts_sql.engine.result import CorrectionResult
@@ -43,8 +44,8 @@ def test_every_kept_trace_loads_and_writes_back_byte_for_byte():
 
 def test_a_kept_trace_renders_in_the_terminal_and_the_viewer():
     result = CorrectionResult.model_validate(read_trace(RICH_TRACE))
-    judged = [e for e in result.trace if isinstance(e, JudgementEvent) and e.data.labels]
-    assert judged and judged[0].data.verdict in ("accept", "reject")
+    judged = [e.data for e in result.trace if isinstance(e.data, JudgementData) and e.data.labels]
+    assert judged and judged[0].verdict in ("accept", "reject")
     console = Console(record=True, width=120)
     show_result(console, result)
     assert "judge shown" in console.export_text()
@@ -70,6 +71,13 @@ def test_a_payload_writes_only_what_it_was_given_and_reads_as_a_dict():
 def test_one_payload_per_kind():
     assert len(EVENT_TYPES) == len(EventKind)
     assert {t.model_fields["kind"].default for t in EVENT_TYPES.values()} == set(EventKind)
+    assert all(EVENT_TYPES[kind.payload].model_fields["kind"].default == kind for kind in EventKind)
+
+
+def test_an_event_class_is_named_for_its_payload_and_pickles():
+    event = Trace().emit(BacktrackData(to="n1"), node="n2")
+    assert type(event).__name__ == "BacktrackEvent"
+    assert pickle.loads(pickle.dumps(event)) == event
 
 
 def test_the_protocol_docs_list_every_kind():

@@ -35,7 +35,7 @@ from acts_sql.cli.render import progress_line, show_result
 from acts_sql.db.connect import open_database
 from acts_sql.demo import DemoTask, demo_db_path, load_tasks
 from acts_sql.engine.budget import Budget
-from acts_sql.engine.events import LlmCallEvent, TraceEvent
+from acts_sql.engine.events import LlmCallData, TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ConfigError, LLMSpecError
@@ -245,7 +245,7 @@ def demo_progress(console: Console) -> Callable[[TraceEvent], None]:
 
     def show(event: TraceEvent) -> None:
         line: str | None
-        if isinstance(event, LlmCallEvent) and event.data.ok:
+        if isinstance(event.data, LlmCallData) and event.data.ok:
             data = event.data
             line = (
                 f"  · LLM {event.purpose}: {data.prompt_tokens} prompt tokens "

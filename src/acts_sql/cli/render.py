@@ -22,12 +22,12 @@ from acts_sql.cli.console import capped
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.events import (
     EventKind,
-    JudgementEvent,
-    LlmCallEvent,
-    NodeStartedEvent,
-    PoolEvent,
-    RefusalEvent,
-    ReplanEvent,
+    JudgementData,
+    LlmCallData,
+    NodeStartedData,
+    PoolData,
+    RefusalData,
+    ReplanData,
     TraceEvent,
 )
 from acts_sql.engine.result import CorrectionResult
@@ -122,7 +122,7 @@ def pool_members(result: CorrectionResult) -> dict[str, list[str]]:
     """Node id -> the candidate ids of its pool (its `pool` event, else those it produced)."""
     pools: dict[str, list[str]] = {}
     for event in result.trace:
-        if isinstance(event, PoolEvent) and event.node:
+        if isinstance(event.data, PoolData) and event.node:
             pools[event.node] = [str(c) for c in event.data.candidates]
     produced: dict[str, list[str]] = {}
     for candidate in result.candidates:
@@ -151,7 +151,7 @@ def judge_labels(result: CorrectionResult) -> dict[str, dict[str, str]]:
     """Node id -> {group id: label} of the groups its judge was shown (the latest judgement)."""
     labels: dict[str, dict[str, str]] = {}
     for event in result.trace:
-        shown = event.data.labels if isinstance(event, JudgementEvent) else None
+        shown = event.data.labels if isinstance(event.data, JudgementData) else None
         if event.node and shown:
             labels[event.node] = {str(g): str(label) for label, g in shown.items()}
     return labels
@@ -245,7 +245,7 @@ def judgement_lines(result: CorrectionResult) -> list[Text]:
     votes = {g["id"]: g.get("votes", 0) for g in result.groups}
     lines = []
     for event in result.trace:
-        if not isinstance(event, JudgementEvent) or not event.data.labels:
+        if not isinstance(event.data, JudgementData) or not event.data.labels:
             continue
         shown = event.data.labels
         groups = ", ".join(
@@ -311,7 +311,7 @@ def tree_with_answers(result: CorrectionResult) -> list[dict[str, Any]]:
     picked = {
         e.node: e.data.sql
         for e in result.trace
-        if isinstance(e, JudgementEvent) and e.data.verdict == "accept" and e.data.sql
+        if isinstance(e.data, JudgementData) and e.data.verdict == "accept" and e.data.sql
     }
     return [
         {**n, "candidate_sql": picked[n["id"]]} if n.get("id") in picked else n for n in result.tree
@@ -378,25 +378,25 @@ def sql_view(sql: str, limit: int = MAX_SQL_CHARS) -> list[Any]:
 def progress_line(event: TraceEvent) -> str | None:
     """One line of live progress for the events a person wants to see."""
     where = f"{event.node} " if event.node else ""
-    if isinstance(event, NodeStartedEvent):
+    if isinstance(event.data, NodeStartedData):
         return f"▸ {where}{event.tool}: {_first_line(event.summary, 90)}"
-    if isinstance(event, LlmCallEvent):
+    if isinstance(event.data, LlmCallData):
         if event.data.before_any_reply:
             return None  # the run stops: the command's error line says why
         return f"  · LLM {event.purpose}: {_one_line(event.summary, 200)}"
-    if isinstance(event, PoolEvent):
+    if isinstance(event.data, PoolData):
         return f"  pool {event.node or ''}: {_one_line(event.summary, 100)}"
-    if isinstance(event, RefusalEvent):
+    if isinstance(event.data, RefusalData):
         verdict = "refused" if event.data.verdict == "refused" else "rejected"
         at = f" at {event.node}" if event.node else ""
         candidate = event.data.candidate
         return f"  {verdict} {candidate}{at}: {_one_line(event.summary, 90)}"
-    if isinstance(event, ReplanEvent):
+    if isinstance(event.data, ReplanData):
         lessons = [ln for ln in event.data.lessons.splitlines() if ln.strip()]
         told = f" (told {_plural(len(lessons), 'lesson')})" if lessons else ""
         return f"  replan: {_one_line(event.summary, 90)}{told}"
-    if isinstance(event, JudgementEvent):
-        return _judgement_line(event, where)
+    if isinstance(event.data, JudgementData):
+        return _judgement_line(event.data, event.summary, where)
     if event.kind in _ONE_LINERS:
         return f"  {event.kind} {where}{_first_line(event.summary, 100)}"
     return None
@@ -438,16 +438,16 @@ def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
     return show
 
 
-def _judgement_line(event: JudgementEvent, where: str) -> str:
-    shown = event.data.labels
-    reason = _one_line(event.summary, 80)
-    chosen = event.data.group
-    if event.data.verdict == "accept" and chosen:
+def _judgement_line(data: JudgementData, summary: str, where: str) -> str:
+    shown = data.labels
+    reason = _one_line(summary, 80)
+    chosen = data.group
+    if data.verdict == "accept" and chosen:
         label = next((k for k, v in shown.items() if v == chosen), "?")
         return f"  judgement {where}accepted group {label} ({chosen}) of {len(shown)}: {reason}"
-    if event.data.verdict == "reject" and shown and event.data.by == "agent":
+    if data.verdict == "reject" and shown and data.by == "agent":
         return f"  judgement {where}rejected all {_plural(len(shown), 'group')}: {reason}"
-    return f"  judgement {where}{_first_line(event.summary, 100)}"
+    return f"  judgement {where}{_first_line(summary, 100)}"
 
 
 class Activity:
@@ -457,7 +457,7 @@ class Activity:
         self.step = ""
 
     def __call__(self, event: TraceEvent) -> None:
-        if isinstance(event, NodeStartedEvent):
+        if isinstance(event.data, NodeStartedData):
             self.step = f"{event.node} {event.tool}"
 
     def where(self) -> str:

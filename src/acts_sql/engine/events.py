@@ -1,8 +1,11 @@
 """Trace events as types: one payload model per event kind, joined on `kind`.
 
 An event is the envelope (`seq`, `t`, `kind`, `node`, `tool`, `purpose`,
-`summary`) and its kind's payload in `data`; `TraceEvent` is their union,
-discriminated by `kind`. What each payload holds is told in docs/PROTOCOL.md
+`summary`) and its kind's payload in `data`. `EventKind` names each kind with
+its payload model; each kind's event class is made from it, and `TraceEvent`
+is their union, discriminated by `kind`. A type checker sees an `Event`, and
+narrows the payload (`isinstance(event.data, LlmCallData)`), as the terminal
+renderer does. What each payload holds is told in docs/PROTOCOL.md
 ("Trace events"; a test keeps its list equal to `EventKind`). The JSON is the
 trace file format: a payload writes only the fields it was given (so an event
 reads as it always did), and keeps keys it does not know (older traces load).
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
 from pydantic import (
     BaseModel,
@@ -21,50 +24,11 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     TypeAdapter,
+    create_model,
     model_serializer,
 )
 
 from acts_sql.tools.rule_chain import Firing
-
-
-class EventKind(StrEnum):
-    """Every kind by name (`EventKind.LLM_CALL == "llm_call"`), as the viewer's script has them."""
-
-    RUN_STARTED = "run_started"
-    INITIAL_SQL = "initial_sql"
-    PLAN = "plan"
-    PLAN_FAILED = "plan_failed"
-    NODE_STARTED = "node_started"
-    NODE_FINISHED = "node_finished"
-    EXPANDED = "expanded"
-    CHOICE = "choice"
-    CHOICE_FAILED = "choice_failed"
-    CANDIDATE = "candidate"
-    CANDIDATE_MISSING = "candidate_missing"
-    RAW_CANDIDATE = "raw_candidate"
-    POOL = "pool"
-    FIX_INSERTED = "fix_inserted"
-    JUDGEMENT = "judgement"
-    UNCONFIRMED = "unconfirmed"
-    REFUSAL = "refusal"
-    REPLAN = "replan"
-    JUDGE_FAILED = "judge_failed"
-    PRUNED = "pruned"
-    BACKTRACK = "backtrack"
-    GRAFTED = "grafted"
-    LLM_CALL = "llm_call"
-    STATEMENT = "statement"
-    RULE_FIRED = "rule_fired"
-    SQL_TRANSLATED = "sql_translated"
-    LLM_REPAIR = "llm_repair"
-    DAC_ENTITIES = "dac_entities"
-    DAC_SKELETON = "dac_skeleton"
-    DAC_FEEDBACK = "dac_feedback"
-    DAC_DROPPED = "dac_dropped"
-    VOTE = "vote"
-    BUDGET_EXHAUSTED = "budget_exhausted"
-    LLM_FAILED = "llm_failed"
-    RUN_FINISHED = "run_finished"
 
 
 class EventData(BaseModel):
@@ -301,6 +265,55 @@ class RunFinishedData(EventData):
     sql: str
 
 
+class EventKind(StrEnum):
+    """Every kind by name (`EventKind.LLM_CALL == "llm_call"`), as the viewer's script has them,
+    with its payload model (`EventKind.LLM_CALL.payload is LlmCallData`)."""
+
+    payload: type[EventData]
+
+    def __new__(cls, value: str, payload: type[EventData]) -> EventKind:
+        kind = str.__new__(cls, value)
+        kind._value_ = value
+        kind.payload = payload
+        return kind
+
+    RUN_STARTED = "run_started", RunStartedData
+    INITIAL_SQL = "initial_sql", InitialSqlData
+    PLAN = "plan", PlanData
+    PLAN_FAILED = "plan_failed", PlanFailedData
+    NODE_STARTED = "node_started", NodeStartedData
+    NODE_FINISHED = "node_finished", NodeFinishedData
+    EXPANDED = "expanded", ExpandedData
+    CHOICE = "choice", ChoiceData
+    CHOICE_FAILED = "choice_failed", ChoiceFailedData
+    CANDIDATE = "candidate", CandidateData
+    CANDIDATE_MISSING = "candidate_missing", CandidateMissingData
+    RAW_CANDIDATE = "raw_candidate", RawCandidateData
+    POOL = "pool", PoolData
+    FIX_INSERTED = "fix_inserted", FixInsertedData
+    JUDGEMENT = "judgement", JudgementData
+    UNCONFIRMED = "unconfirmed", UnconfirmedData
+    REFUSAL = "refusal", RefusalData
+    REPLAN = "replan", ReplanData
+    JUDGE_FAILED = "judge_failed", JudgeFailedData
+    PRUNED = "pruned", PrunedData
+    BACKTRACK = "backtrack", BacktrackData
+    GRAFTED = "grafted", GraftedData
+    LLM_CALL = "llm_call", LlmCallData
+    STATEMENT = "statement", StatementData
+    RULE_FIRED = "rule_fired", RuleFiredData
+    SQL_TRANSLATED = "sql_translated", SqlTranslatedData
+    LLM_REPAIR = "llm_repair", LlmRepairData
+    DAC_ENTITIES = "dac_entities", DacEntitiesData
+    DAC_SKELETON = "dac_skeleton", DacSkeletonData
+    DAC_FEEDBACK = "dac_feedback", DacFeedbackData
+    DAC_DROPPED = "dac_dropped", DacDroppedData
+    VOTE = "vote", VoteData
+    BUDGET_EXHAUSTED = "budget_exhausted", BudgetExhaustedData
+    LLM_FAILED = "llm_failed", LlmFailedData
+    RUN_FINISHED = "run_finished", RunFinishedData
+
+
 class Event(BaseModel):
     """The envelope every event shares; `data` is its kind's payload."""
 
@@ -314,225 +327,25 @@ class Event(BaseModel):
     data: EventData
 
 
-class RunStartedEvent(Event):
-    kind: Literal[EventKind.RUN_STARTED] = EventKind.RUN_STARTED
-    data: RunStartedData
-
-
-class InitialSqlEvent(Event):
-    kind: Literal[EventKind.INITIAL_SQL] = EventKind.INITIAL_SQL
-    data: InitialSqlData
-
-
-class PlanEvent(Event):
-    kind: Literal[EventKind.PLAN] = EventKind.PLAN
-    data: PlanData
-
-
-class PlanFailedEvent(Event):
-    kind: Literal[EventKind.PLAN_FAILED] = EventKind.PLAN_FAILED
-    data: PlanFailedData
-
-
-class NodeStartedEvent(Event):
-    kind: Literal[EventKind.NODE_STARTED] = EventKind.NODE_STARTED
-    data: NodeStartedData
-
-
-class NodeFinishedEvent(Event):
-    kind: Literal[EventKind.NODE_FINISHED] = EventKind.NODE_FINISHED
-    data: NodeFinishedData
-
-
-class ExpandedEvent(Event):
-    kind: Literal[EventKind.EXPANDED] = EventKind.EXPANDED
-    data: ExpandedData
-
-
-class ChoiceEvent(Event):
-    kind: Literal[EventKind.CHOICE] = EventKind.CHOICE
-    data: ChoiceData
-
-
-class ChoiceFailedEvent(Event):
-    kind: Literal[EventKind.CHOICE_FAILED] = EventKind.CHOICE_FAILED
-    data: ChoiceFailedData
-
-
-class CandidateEvent(Event):
-    kind: Literal[EventKind.CANDIDATE] = EventKind.CANDIDATE
-    data: CandidateData
-
-
-class CandidateMissingEvent(Event):
-    kind: Literal[EventKind.CANDIDATE_MISSING] = EventKind.CANDIDATE_MISSING
-    data: CandidateMissingData
-
-
-class RawCandidateEvent(Event):
-    kind: Literal[EventKind.RAW_CANDIDATE] = EventKind.RAW_CANDIDATE
-    data: RawCandidateData
-
-
-class PoolEvent(Event):
-    kind: Literal[EventKind.POOL] = EventKind.POOL
-    data: PoolData
-
-
-class FixInsertedEvent(Event):
-    kind: Literal[EventKind.FIX_INSERTED] = EventKind.FIX_INSERTED
-    data: FixInsertedData
-
-
-class JudgementEvent(Event):
-    kind: Literal[EventKind.JUDGEMENT] = EventKind.JUDGEMENT
-    data: JudgementData
-
-
-class UnconfirmedEvent(Event):
-    kind: Literal[EventKind.UNCONFIRMED] = EventKind.UNCONFIRMED
-    data: UnconfirmedData
-
-
-class RefusalEvent(Event):
-    kind: Literal[EventKind.REFUSAL] = EventKind.REFUSAL
-    data: RefusalData
-
-
-class ReplanEvent(Event):
-    kind: Literal[EventKind.REPLAN] = EventKind.REPLAN
-    data: ReplanData
-
-
-class JudgeFailedEvent(Event):
-    kind: Literal[EventKind.JUDGE_FAILED] = EventKind.JUDGE_FAILED
-    data: JudgeFailedData
-
-
-class PrunedEvent(Event):
-    kind: Literal[EventKind.PRUNED] = EventKind.PRUNED
-    data: PrunedData
-
-
-class BacktrackEvent(Event):
-    kind: Literal[EventKind.BACKTRACK] = EventKind.BACKTRACK
-    data: BacktrackData
-
-
-class GraftedEvent(Event):
-    kind: Literal[EventKind.GRAFTED] = EventKind.GRAFTED
-    data: GraftedData
-
-
-class LlmCallEvent(Event):
-    kind: Literal[EventKind.LLM_CALL] = EventKind.LLM_CALL
-    data: LlmCallData
-
-
-class StatementEvent(Event):
-    kind: Literal[EventKind.STATEMENT] = EventKind.STATEMENT
-    data: StatementData
-
-
-class RuleFiredEvent(Event):
-    kind: Literal[EventKind.RULE_FIRED] = EventKind.RULE_FIRED
-    data: RuleFiredData
-
-
-class SqlTranslatedEvent(Event):
-    kind: Literal[EventKind.SQL_TRANSLATED] = EventKind.SQL_TRANSLATED
-    data: SqlTranslatedData
-
-
-class LlmRepairEvent(Event):
-    kind: Literal[EventKind.LLM_REPAIR] = EventKind.LLM_REPAIR
-    data: LlmRepairData
-
-
-class DacEntitiesEvent(Event):
-    kind: Literal[EventKind.DAC_ENTITIES] = EventKind.DAC_ENTITIES
-    data: DacEntitiesData
-
-
-class DacSkeletonEvent(Event):
-    kind: Literal[EventKind.DAC_SKELETON] = EventKind.DAC_SKELETON
-    data: DacSkeletonData
-
-
-class DacFeedbackEvent(Event):
-    kind: Literal[EventKind.DAC_FEEDBACK] = EventKind.DAC_FEEDBACK
-    data: DacFeedbackData
-
-
-class DacDroppedEvent(Event):
-    kind: Literal[EventKind.DAC_DROPPED] = EventKind.DAC_DROPPED
-    data: DacDroppedData
-
-
-class VoteEvent(Event):
-    kind: Literal[EventKind.VOTE] = EventKind.VOTE
-    data: VoteData
-
-
-class BudgetExhaustedEvent(Event):
-    kind: Literal[EventKind.BUDGET_EXHAUSTED] = EventKind.BUDGET_EXHAUSTED
-    data: BudgetExhaustedData
-
-
-class LlmFailedEvent(Event):
-    kind: Literal[EventKind.LLM_FAILED] = EventKind.LLM_FAILED
-    data: LlmFailedData
-
-
-class RunFinishedEvent(Event):
-    kind: Literal[EventKind.RUN_FINISHED] = EventKind.RUN_FINISHED
-    data: RunFinishedData
-
-
-TraceEvent = Annotated[
-    RunStartedEvent
-    | InitialSqlEvent
-    | PlanEvent
-    | PlanFailedEvent
-    | NodeStartedEvent
-    | NodeFinishedEvent
-    | ExpandedEvent
-    | ChoiceEvent
-    | ChoiceFailedEvent
-    | CandidateEvent
-    | CandidateMissingEvent
-    | RawCandidateEvent
-    | PoolEvent
-    | FixInsertedEvent
-    | JudgementEvent
-    | UnconfirmedEvent
-    | RefusalEvent
-    | ReplanEvent
-    | JudgeFailedEvent
-    | PrunedEvent
-    | BacktrackEvent
-    | GraftedEvent
-    | LlmCallEvent
-    | StatementEvent
-    | RuleFiredEvent
-    | SqlTranslatedEvent
-    | LlmRepairEvent
-    | DacEntitiesEvent
-    | DacSkeletonEvent
-    | DacFeedbackEvent
-    | DacDroppedEvent
-    | VoteEvent
-    | BudgetExhaustedEvent
-    | LlmFailedEvent
-    | RunFinishedEvent,
-    Field(discriminator="kind"),
-]
-"""Any trace event, typed by its `kind`."""
+EVENT_TYPES: dict[type[EventData], Callable[..., Event]] = {
+    kind.payload: create_model(
+        kind.payload.__name__.removesuffix("Data") + "Event",
+        __base__=Event,
+        kind=(Literal[kind], kind),  # type: ignore[arg-type]  # a literal known at run time
+        data=(kind.payload, ...),
+    )
+    for kind in EventKind
+}
+"""Each payload's event class (`RunStartedData` -> `RunStartedEvent`), its `kind` a literal."""
+globals().update({t.__name__: t for t in EVENT_TYPES.values()})  # where pickle looks them up
+
+if TYPE_CHECKING:
+    TraceEvent: TypeAlias = Event
+else:
+    _ANY_EVENT = Union[tuple(EVENT_TYPES.values())]  # noqa: UP007 (made at run time)
+    TraceEvent = Annotated[_ANY_EVENT, Field(discriminator="kind")]
+"""Any trace event, one of `EVENT_TYPES` picked by its `kind` (to a type checker, an `Event`:
+`isinstance(event.data, JudgementData)` narrows its payload)."""
 
 EVENTS: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
 """Validates (`EVENTS.validate_json(text)`) and exports (`EVENTS.json_schema()`) events."""
-
-EVENT_TYPES: dict[type[EventData], Callable[..., Event]] = {
-    t.model_fields["data"].annotation: t for t in get_args(get_args(TraceEvent)[0])
-}
-"""Each payload's event (one kind per payload)."""

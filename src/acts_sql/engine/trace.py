@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import cast
 
 from acts_sql.engine.events import EVENT_TYPES, EventData, TraceEvent
 
@@ -38,7 +37,7 @@ class Trace:
     ) -> TraceEvent:
         """Record the event whose payload is `data` (its type says the kind)."""
         with self._lock:
-            made = EVENT_TYPES[type(data)](
+            event = EVENT_TYPES[type(data)](
                 seq=len(self._events),
                 t=round(time.perf_counter() - self._start, 6),
                 node=node,
@@ -47,7 +46,6 @@ class Trace:
                 summary=summary,
                 data=data,
             )
-            event = cast(TraceEvent, made)
             self._events.append(event)
         for listener in self._listeners:
             listener(event)

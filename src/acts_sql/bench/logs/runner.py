@@ -24,7 +24,7 @@ from acts_sql.bench.logs.tasks import LogTask, gold_results, select_tasks
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import with_language
-from acts_sql.engine.events import EventKind, SqlTranslatedEvent
+from acts_sql.engine.events import EventKind, SqlTranslatedData
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError, LLMUnavailableError
@@ -188,7 +188,7 @@ def _scored(
     base: LogRecord, result: CorrectionResult, gold: GoldResult, executor: Executor
 ) -> LogRecord:
     initial_at = next((e.t for e in result.trace if e.kind == EventKind.INITIAL_SQL), 0.0)
-    rewrites = [e for e in result.trace if isinstance(e, SqlTranslatedEvent)]
+    rewrites = [(e.node, e.data) for e in result.trace if isinstance(e.data, SqlTranslatedData)]
     final = executor.execute(result.sql) if result.sql.strip() else None
     return base.model_copy(
         update={
@@ -205,10 +205,10 @@ def _scored(
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
             "reason": result.reason,
-            "initial_from_sql": any(e.node is None and e.data.sql == result.original_sql
-                                    for e in rewrites),
+            "initial_from_sql": any(node is None and data.sql == result.original_sql
+                                    for node, data in rewrites),
             "final_from_sql": bool(result.sql)
-            and any(e.data.sql == result.sql for e in rewrites),
+            and any(data.sql == result.sql for _, data in rewrites),
         }
     )  # fmt: skip
 
