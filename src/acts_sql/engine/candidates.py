@@ -172,9 +172,6 @@ class CandidateBook:
         wanted = set(nodes)
         return next((c for c in reversed(self.candidates) if c.node in wanted and c.runs), None)
 
-    def latest_for(self, node: str) -> Candidate | None:
-        return next((c for c in reversed(self.candidates) if c.node == node), None)
-
     # ------------------------------------------------------------------ ranking
     def group_votes(self, candidate: Candidate) -> int:
         return self.groups[candidate.group].votes if candidate.group else candidate.votes
