@@ -12,7 +12,7 @@ from acts_sql.demo import demo_db_path
 from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
 from acts_sql.tools.pool import strip_echoed_reasons
-from acts_sql.tools.registry import run_tool
+from acts_sql.tools.registry import run_tool, tool_list
 from support import scripted
 
 SCHEMA = {
@@ -69,6 +69,7 @@ def env(script, *, size=1, rules=True, memory=None, original_sql="SELECT room_id
         original_sql=original_sql,
         schema_text="-",
         schema_names=SCHEMA,
+        tool_list=tool_list(),
     )
     llm = scripted(script)
     return (

@@ -10,7 +10,7 @@ from acts_sql import correct
 from acts_sql.db.connect import open_database
 from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
-from acts_sql.tools.registry import run_tool
+from acts_sql.tools.registry import run_tool, tool_list
 from acts_sql.tools.rule_chain import RuleChain, schema_facts
 from support import scripted
 
@@ -115,6 +115,7 @@ def _tool_env(url, script, *, rules=True):
         schema_text="-",
         schema_names={t.name: [c.name for c in t.columns] for t in tables},
         schema_facts=schema_facts(tables, "sqlite"),
+        tool_list=tool_list(),
     )
     llm = scripted(script)
     return ToolEnv(executor=executor, llm=llm, task=task, pool=PoolSettings(rules=rules)), llm

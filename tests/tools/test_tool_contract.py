@@ -1,7 +1,10 @@
 """The tool contract: the registry validates a node's input once and runs the tool on typed
-arguments; the engine reads the tools' own flags; outputs are typed models."""
+arguments; the engine reads the tools' own flags; the system prompt's tool list is rendered
+from the registry (byte-identical to the text it replaced); outputs are typed models."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pydantic import model_validator
 
@@ -13,7 +16,7 @@ from acts_sql.engine.recording import TracedLLM, UsageLedger
 from acts_sql.engine.search import TreeSearch
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.trust import TrustContext
-from acts_sql.prompts.context import TaskContext
+from acts_sql.prompts.context import TaskContext, system_message
 from acts_sql.tools.base import (
     PoolSettings,
     Tool,
@@ -24,8 +27,11 @@ from acts_sql.tools.base import (
     ToolOutput,
     advertised,
 )
-from acts_sql.tools.registry import TOOLS, run_tool
-from support import scripted
+from acts_sql.tools.registry import TOOLS, run_tool, tool_list
+from support import demo_script, scripted
+
+SYSTEM_TXT = Path(__file__).parents[1] / "fixtures" / "prompts" / "system.txt"
+"""The system message as it was written by hand before the tool list was rendered."""
 
 
 class ProbeArgs(ToolArgs):
@@ -62,7 +68,9 @@ class ProbeTool(Tool[ProbeArgs]):
 
 def tool_env(script=None) -> ToolEnv:
     executor = open_database(str(demo_db_path()))
-    task = TaskContext(dialect="sqlite", question="q", original_sql="SELECT 1", schema_text="-")
+    task = TaskContext(
+        dialect="sqlite", question="q", original_sql="SELECT 1", schema_text="-", tool_list=""
+    )
     return ToolEnv(executor=executor, llm=scripted(script or {}), task=task)
 
 
@@ -101,7 +109,9 @@ def test_input_that_does_not_fit_fails_before_the_tool_runs():
 def search(tools, **options) -> TreeSearch:
     """A search over `tools` (this search's own registry; the global one stays as it is)."""
     trace, budget = Trace(), BudgetTracker(Budget())
-    task = TaskContext(dialect="sqlite", question="q", original_sql="SELECT 1", schema_text="-")
+    task = TaskContext(
+        dialect="sqlite", question="q", original_sql="SELECT 1", schema_text="-", tool_list=""
+    )
     run = TreeSearch(
         executor=open_database(str(demo_db_path())),
         llm=TracedLLM(scripted({}), trace, budget, UsageLedger()),
@@ -126,6 +136,32 @@ def test_the_engine_leaves_out_the_tools_that_say_they_execute_when_execution_is
     # the registry's flags give the set the engine once listed by hand
     executing = {name for name, tool in TOOLS.items() if tool.uses_execution}
     assert executing == {"inspect_columns", "run_sql", "split_fix_syntax"}
+
+
+def test_the_rendered_system_message_is_the_one_written_by_hand():
+    assert system_message(tool_list()).content == SYSTEM_TXT.read_text(encoding="utf-8").strip()
+
+
+def test_every_call_of_a_search_starts_with_that_system_message(demo_db, demo_tasks):
+    from acts_sql import correct
+
+    task = demo_tasks["figure3"]
+    llm = scripted(demo_script("figure3"))
+    correct(demo_db, task.question, task.sql, llm=llm)
+    expected = SYSTEM_TXT.read_text(encoding="utf-8").strip()
+    shared = [r for r in llm.requests if r.purpose != "correct"]  # the raw rewrite: its own
+    assert len(shared) > 3
+    assert {r.messages[0].content for r in shared} == {expected}
+
+
+def test_every_argument_is_advertised_or_says_why_not():
+    for tool in TOOLS.values():
+        for name, field in tool.Args.model_fields.items():
+            extra = field.json_schema_extra
+            assert isinstance(extra, dict), f"{tool.name}.{name} is neither advertised nor not"
+            marks = {"advertised_as", "not_advertised"} & set(extra)
+            assert len(marks) == 1, f"{tool.name}.{name}: {marks}"
+            assert all(str(extra[m]).strip() for m in marks)
 
 
 def test_a_done_outcome_holds_its_tools_output_model():

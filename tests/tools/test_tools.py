@@ -10,7 +10,7 @@ from acts_sql.db.connect import open_database
 from acts_sql.demo import demo_db_path
 from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import ToolCall, ToolEnv
-from acts_sql.tools.registry import TOOLS, run_tool
+from acts_sql.tools.registry import TOOLS, run_tool, tool_list
 from support import scripted
 
 
@@ -22,6 +22,7 @@ def env(script=None, original_sql="SELECT 1", **kw):
         original_sql=original_sql,
         schema_text="-",
         schema_names={t.name: [c.name for c in t.columns] for t in executor.reflect(0)},
+        tool_list=tool_list(),
     )
     return ToolEnv(executor=executor, llm=scripted(script or {}), task=task, **kw)
 

@@ -1,4 +1,5 @@
-"""The tool registry (name -> tool), and running a tool on a node's validated input."""
+"""The tool registry (name -> tool), running a tool on a node's validated input, and the
+system prompt's tool list rendered from it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from acts_sql.tools.base import Tool, ToolCall, ToolEnv, ToolOutcome
+from acts_sql.tools.base import Tool, ToolArgs, ToolCall, ToolEnv, ToolOutcome
 from acts_sql.tools.detect_ambiguities import DetectAmbiguitiesTool
 from acts_sql.tools.generate_sql import GenerateSqlTool
 from acts_sql.tools.inspect_columns import InspectColumnsTool
@@ -45,3 +46,21 @@ def run_tool(name: str, env: ToolEnv, call: ToolCall, tools: Tools = TOOLS) -> T
         )
         return ToolOutcome.failed(f"invalid input for {name}: {problems}")
     return tool.run(env, call, args)
+
+
+def tool_list(tools: Tools = TOOLS) -> str:
+    """The system prompt's tool list: a line per tool with the arguments it shows."""
+    return "\n".join(
+        f"- {name} {_advertised_args(tool.Args)}: {tool.description}"
+        for name, tool in tools.items()
+    )
+
+
+def _advertised_args(args: type[ToolArgs]) -> str:
+    """`{"table": T, "column": C}`: the `advertised` fields with their placeholders."""
+    shown = [
+        f'"{name}": {extra["advertised_as"]}'
+        for name, field in args.model_fields.items()
+        if isinstance(extra := field.json_schema_extra, dict) and "advertised_as" in extra
+    ]
+    return "{" + ", ".join(shown) + "}"
