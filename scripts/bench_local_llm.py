@@ -74,6 +74,7 @@ from acts_sql.llm.prompting import render
 from acts_sql.llm.scripted import ScriptedBackend
 from acts_sql.prompts.context import TaskContext, system_message, task_messages
 from acts_sql.protocol import Decomposition, GeneratedSql, RepairedSql
+from acts_sql.tools.registry import tool_list
 
 LOOKUP_PROMPTS = Path(__file__).with_name("data") / "lookup_prompts.json"
 
@@ -109,7 +110,8 @@ def synthetic_messages(prefix_lines: int, tail: str) -> list[Message]:
         f"quantity INTEGER, unit_price REAL, sold_at TEXT);"
         for i in range(prefix_lines)
     )
-    return [system_message(), Message(role="user", content=f"Schema:\n{ddl}\n\n{tail}")]
+    system = system_message(tool_list())
+    return [system, Message(role="user", content=f"Schema:\n{ddl}\n\n{tail}")]
 
 
 def tail_text(words: int, seed: int) -> str:
@@ -245,6 +247,7 @@ def lookup_request(item: dict[str, Any], schema_text: str, max_tokens: int) -> L
         question=item["issue"],
         original_sql=item["sql"],
         schema_text=schema_text,
+        tool_list=tool_list(),
     )
     purpose = item["purpose"]
     if purpose == "generate_sql":

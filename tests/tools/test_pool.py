@@ -12,7 +12,7 @@ from acts_sql.demo import demo_db_path
 from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
 from acts_sql.tools.pool import strip_echoed_reasons
-from acts_sql.tools.registry import TOOLS
+from acts_sql.tools.registry import run_tool, tool_list
 from support import scripted
 
 SCHEMA = {
@@ -69,6 +69,7 @@ def env(script, *, size=1, rules=True, memory=None, original_sql="SELECT room_id
         original_sql=original_sql,
         schema_text="-",
         schema_names=SCHEMA,
+        tool_list=tool_list(),
     )
     llm = scripted(script)
     return (
@@ -89,7 +90,7 @@ def gen(sql):
 
 
 def run(tool_env, tool="generate_sql", **input):
-    return TOOLS[tool].run(tool_env, ToolCall(node_id="n1", input=input))
+    return run_tool(tool, tool_env, ToolCall(node_id="n1", input=input))
 
 
 def test_a_pool_is_greedy_then_samples_and_repeats_are_votes_not_executions():
@@ -109,7 +110,7 @@ def test_a_pool_is_greedy_then_samples_and_repeats_are_votes_not_executions():
     assert temperatures == [0.0, 0.7, 0.7]
     assert [r.seed for r in llm.requests] == [None, 1, 2]  # each sample its own seed
     assert outcome.candidate_sql == "SELECT room_id FROM rooms WHERE capacity > 8"
-    assert [p["votes"] for p in outcome.output["pool"]] == [2, 1]
+    assert [p["votes"] for p in outcome.output.dump()["pool"]] == [2, 1]
 
 
 def test_a_sql_the_run_already_executed_reuses_its_result():
@@ -179,10 +180,12 @@ def test_without_rules_a_failing_pool_stays_as_written():
 
 def test_split_fix_syntax_leaves_sql_that_runs_alone_at_no_llm_cost():
     tool_env, _, llm = env({})
-    outcome = TOOLS["split_fix_syntax"].run(
-        tool_env, ToolCall(node_id="n1", input={"sql": "SELECT room_id FROM rooms"})
+    outcome = run_tool(
+        "split_fix_syntax",
+        tool_env,
+        ToolCall(node_id="n1", input={"sql": "SELECT room_id FROM rooms"}),
     )
-    assert outcome.output["runs"] is True and not outcome.candidates
+    assert outcome.output.dump()["runs"] is True and not outcome.candidates
     assert llm.requests == []
 
 
@@ -332,7 +335,7 @@ def test_a_pool_stops_drawing_once_two_draws_repeated_a_dropped_sql():
     outcome = run(tool_env)
     assert len(llm.requests) == 2  # greedy and retry; no sample
     assert [e.sql for e in outcome.candidates] == [rejected_sql]
-    stopped = outcome.output["pool_stopped"]
+    stopped = outcome.output.dump()["pool_stopped"]
     assert "3 of 4 draw(s) left" in stopped and "2 repeated" in stopped
     assert stopped in outcome.summary
 
@@ -343,7 +346,7 @@ def test_a_pool_keeps_drawing_while_its_draws_bring_something_new_or_when_told_t
     script = {"generate_sql": [gen(rejected_sql), *new]}
     tool_env, _, llm = env(script, size=4, memory=_rejecting(rejected_sql))
     outcome = run(tool_env)  # one repeat, then new SQL: greedy, retry and three samples
-    assert len(llm.requests) == 5 and "pool_stopped" not in outcome.output
+    assert len(llm.requests) == 5 and "pool_stopped" not in outcome.output.dump()
     assert len(outcome.candidates) == 5  # the greedy repeat is there too, as known
 
     script = {"generate_sql": [gen(rejected_sql)] * 5}
@@ -452,10 +455,12 @@ def test_a_draw_that_copies_a_reason_is_the_sql_it_copied_it_after():
 def test_split_fix_syntax_puts_back_a_dropped_with_clause_at_no_llm_cost():
     user_sql = "WITH big AS (SELECT room_id FROM rooms WHERE capacity >= 8) SELECT * FROM big"
     tool_env, _, llm = env({}, original_sql=user_sql)
-    outcome = TOOLS["split_fix_syntax"].run(
-        tool_env, ToolCall(node_id="n1", input={"sql": "SELECT COUNT(*) FROM big"})
+    outcome = run_tool(
+        "split_fix_syntax",
+        tool_env,
+        ToolCall(node_id="n1", input={"sql": "SELECT COUNT(*) FROM big"}),
     )
-    assert outcome.output["repaired_by_rules"] == ["missing_cte"]
+    assert outcome.output.dump()["repaired_by_rules"] == ["missing_cte"]
     assert outcome.candidates[0].result.ok
     assert outcome.candidates[0].sql.startswith("WITH big AS (SELECT room_id FROM rooms")
     assert llm.requests == []

@@ -10,7 +10,7 @@ from acts_sql import correct
 from acts_sql.db.connect import open_database
 from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import PoolSettings, ToolCall, ToolEnv
-from acts_sql.tools.registry import TOOLS
+from acts_sql.tools.registry import run_tool, tool_list
 from acts_sql.tools.rule_chain import RuleChain, schema_facts
 from support import scripted
 
@@ -115,6 +115,7 @@ def _tool_env(url, script, *, rules=True):
         schema_text="-",
         schema_names={t.name: [c.name for c in t.columns] for t in tables},
         schema_facts=schema_facts(tables, "sqlite"),
+        tool_list=tool_list(),
     )
     llm = scripted(script)
     return ToolEnv(executor=executor, llm=llm, task=task, pool=PoolSettings(rules=rules)), llm
@@ -123,12 +124,12 @@ def _tool_env(url, script, *, rules=True):
 def test_split_fix_syntax_repairs_a_mechanical_error_with_no_llm_call(db):
     env, llm = _tool_env(db, {})
     call = ToolCall(node_id="n1", input={"sql": "SELECT nmae FROM users WHERE name = NULL"})
-    outcome = TOOLS["split_fix_syntax"].run(env, call)
+    outcome = run_tool("split_fix_syntax", env, call)
 
     assert outcome.status == "done" and llm.requests == []
     (only,) = outcome.candidates
     assert only.origin == "rule:unknown_identifier" and only.result.ok
-    assert outcome.output["repaired_by_rules"] == ["unknown_identifier"]
+    assert outcome.output.dump()["repaired_by_rules"] == ["unknown_identifier"]
     assert "no LLM call" in outcome.summary
 
 
@@ -136,7 +137,7 @@ def test_split_fix_syntax_without_rules_asks_the_llm(db):
     repaired = '{"sql": "SELECT name FROM users"}'
     env, llm = _tool_env(db, {"fix_syntax": [repaired]}, rules=False)
     call = ToolCall(node_id="n1", input={"sql": "SELECT nmae FROM users"})
-    outcome = TOOLS["split_fix_syntax"].run(env, call)
+    outcome = run_tool("split_fix_syntax", env, call)
 
     assert [r.purpose for r in llm.requests] == ["fix_syntax"]  # sqlglot decomposed it
     assert outcome.candidates[0].origin == "greedy"

@@ -34,6 +34,7 @@ from acts_sql.prompts.context import TaskContext, language_brief
 from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.schema_facts import SchemaFacts
 from acts_sql.tools.base import PoolSettings
+from acts_sql.tools.registry import tool_list
 from acts_sql.tools.rule_chain import schema_facts
 
 NO_ISSUE = "(no issue text given: make the SQL run and do what it evidently intends)"
@@ -143,6 +144,7 @@ def _task(
         schema_facts=schema_facts(tables, dialect) if language is None else SchemaFacts(),
         execution_visible=options.execution_tools,
         language=language,
+        tool_list=tool_list(),
     )
 
 

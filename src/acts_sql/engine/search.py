@@ -96,9 +96,8 @@ from acts_sql.tools.base import (
     ToolOutcome,
 )
 from acts_sql.tools.detect_ambiguities import branching_readings
-from acts_sql.tools.registry import TOOLS
-
-EXECUTION_TOOLS = {ToolName.INSPECT_COLUMNS, ToolName.RUN_SQL, ToolName.SPLIT_FIX_SYNTAX}
+from acts_sql.tools.registry import TOOLS, Tools, run_tool
+from acts_sql.tools.split_fix_syntax import RepairOutput
 
 
 class SearchOutcome(BaseModel):
@@ -131,6 +130,9 @@ class PlanMade(BaseModel):
 
 class TreeSearch(CandidateStage):
     """One run of the tree search over one task (`LinearSearch` narrows it to one path)."""
+
+    tools: Tools = TOOLS
+    """The registry the plans name tools from (a test's search may have its own)."""
 
     def __init__(
         self,
@@ -170,12 +172,12 @@ class TreeSearch(CandidateStage):
         """Tools a plan may name: all, less those the query language rules out (PRQL has
         no split_fix_syntax); a plan naming one is refused like an unknown tool."""
         ruled_out = unavailable_tools(self.task.dialect)
-        return [n for n in TOOLS if n not in ruled_out]
+        return [n for n in self.tools if n not in ruled_out]
 
     def enabled_tools(self) -> list[str]:
         names = self.known_tools()
         if not self.options.execution_tools:
-            names = [n for n in names if n not in EXECUTION_TOOLS]
+            names = [n for n in names if not self.tools[n].uses_execution]
         if not self.options.ambiguity_detection:
             names = [n for n in names if n != ToolName.DETECT_AMBIGUITIES]
         return names
@@ -270,7 +272,7 @@ class TreeSearch(CandidateStage):
             summary=f"no usable plan ({reply.error}); using the default plan",
             data=PlanFailedData(reason=reply.error, plan=fallback.model_dump()),
         )
-        return PlanTree.from_plan(fallback, TOOLS), event
+        return PlanTree.from_plan(fallback, self.tools), event
 
     def _replan(self) -> str | None:
         """Once per run, with budget left: a new plan under the root, told what failed."""
@@ -319,7 +321,7 @@ class TreeSearch(CandidateStage):
         root = self.tree.root
         renamed = _renamed_nodes(fresh, self.tree)
         event.emit(self.trace, [n.model_dump(mode="json") for n in renamed], replan=True)
-        tops = self.tree.graft(root, renamed, TOOLS, origin="replan")
+        tops = self.tree.graft(root, renamed, self.tools, origin="replan")
         self.trace.emit(
             GraftedData(children=tops), node=root, summary=f"{len(renamed)} new node(s)"
         )
@@ -339,22 +341,24 @@ class TreeSearch(CandidateStage):
         if node.tool not in self.enabled_tools():
             return self._skip(node, f"tool {node.tool} is disabled in this configuration")
         outcome = self._run_tool(node)
-        if outcome.output.get("runs") and not outcome.candidates:
+        if isinstance(outcome.output, RepairOutput) and outcome.output.runs:
             return self._skip(node, outcome.summary)
         node.status = NodeStatus.DONE if outcome.status == "done" else NodeStatus.FAILED
         node.summary = outcome.summary
         node.reason = outcome.error or ""
         node.candidate_sql = outcome.candidate_sql
         self.trace.emit(
-            NodeFinishedData(status=node.status.value, output=outcome.output, error=outcome.error),
+            NodeFinishedData(
+                status=node.status.value, output=outcome.output.dump(), error=outcome.error
+            ),
             node=node.id,
             tool=node.tool,
             summary=outcome.summary,
         )
-        if TOOLS[node.tool].produces_candidate:
+        if self.tools[node.tool].produces_candidate:
             return self._after_pool(node, outcome)
-        if node.tool == ToolName.DETECT_AMBIGUITIES and outcome.status == "done":
-            self._expand(node, AmbiguityReport.model_validate(outcome.output))
+        if isinstance(outcome.output, AmbiguityReport):
+            self._expand(node, outcome.output)
         return self._next_from(node)
 
     def _skip(self, node: NodeState, reason: str) -> str | None:
@@ -402,7 +406,7 @@ class TreeSearch(CandidateStage):
         env = self._tool_env(self.llm.for_node(node.id), executor, self.draws)
         call = self._tool_call(node)
         try:
-            return TOOLS[node.tool].run(env, call)
+            return run_tool(node.tool, env, call, self.tools)
         except (BudgetExhaustedError, LLMError):
             raise
         except Exception as exc:  # a tool bug must not take the run down
@@ -491,10 +495,11 @@ class TreeSearch(CandidateStage):
     def _first_request_of(self, node: NodeState) -> LLMRequest | None:
         """What running `node` would send first, found without running it (no statement,
         no draw taken, nothing recorded); None when its tool runs a statement first."""
-        tool, call, draws = TOOLS[node.tool], self._tool_call(node), self.draws.copy()
+        call, draws = self._tool_call(node), self.draws.copy()
 
         def build(llm: LLMBackend) -> object:
-            return tool.run(self._tool_env(llm, NoExecution(self.task.dialect), draws), call)
+            env = self._tool_env(llm, NoExecution(self.task.dialect), draws)
+            return run_tool(node.tool, env, call, self.tools)
 
         return first_request(build, self.llm.name)
 
@@ -550,7 +555,7 @@ class TreeSearch(CandidateStage):
             summary=f"back to {target}",
         )
         if decision and decision.new_nodes:
-            tops = self.tree.graft(target, decision.new_nodes, TOOLS, origin="judge")
+            tops = self.tree.graft(target, decision.new_nodes, self.tools, origin="judge")
             self.trace.emit(
                 GraftedData(children=tops), node=target, summary=f"{len(tops)} new node(s)"
             )

@@ -94,6 +94,9 @@ class TaskContext(BaseModel):
     execution_visible: bool = True
     language: LanguageBrief | None = None
     """A query language other than SQL: its section closes the task block (None: SQL)."""
+    tool_list: str
+    """The system message's tool list, rendered from the tool registry
+    (`acts_sql.tools.registry.tool_list`; the prompts do not import the tools)."""
 
     def facts(self) -> SchemaFacts:
         """`schema_facts`, or (when only names are known) the names without types."""
@@ -137,14 +140,16 @@ def sql_reply_cap(*sqls: str) -> int:
     return max(SQL_REPLY_MIN_TOKENS, min(SQL_REPLY_MAX_TOKENS, 2 * longest // 3 + 128))
 
 
-def system_message() -> Message:
-    return Message(role="system", content=prompts.template("system.txt").strip())
+def system_message(tool_list: str) -> Message:
+    """The system message: the task overview, the tools (`tool_list`) and the rules."""
+    text = render(prompts.template("system.txt"), tools=tool_list)
+    return Message(role="system", content=text.strip())
 
 
 def task_messages(task: TaskContext, tail: str) -> list[Message]:
     """System message + task block + purpose-specific tail, in one user turn."""
     return [
-        system_message(),
+        system_message(task.tool_list),
         Message(role="user", content=task.task_block() + "\n\n" + tail.strip()),
     ]
 

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
@@ -115,12 +115,21 @@ class ToolCall(BaseModel):
     base_result: ExecResult | None = None
 
 
+class ToolOutput(BaseModel):
+    """A tool's structured result: one model per tool (its `Output`); this base has nothing
+    to report (a failed outcome's usual output)."""
+
+    def dump(self) -> dict[str, Any]:
+        """The fields the tool set, as the trace's `node_finished` event writes them."""
+        return self.model_dump(include=self.model_fields_set)
+
+
 class ToolOutcome(BaseModel):
     """A tool's result: a prompt-friendly summary plus structured output."""
 
     status: Literal["done", "failed"]
     summary: str
-    output: dict[str, Any] = Field(default_factory=dict)
+    output: ToolOutput = Field(default_factory=ToolOutput)
     candidate_sql: str | None = None
     candidate_result: ExecResult | None = None
     candidates: list[PoolEntry] = Field(default_factory=list)
@@ -128,37 +137,45 @@ class ToolOutcome(BaseModel):
     error: str | None = None
 
     @classmethod
-    def failed(cls, error: str, **output: Any) -> ToolOutcome:
-        return cls(status="failed", summary=f"failed: {error}", error=error, output=output)
+    def failed(cls, error: str, output: ToolOutput | None = None) -> ToolOutcome:
+        return cls(
+            status="failed", summary=f"failed: {error}", error=error, output=output or ToolOutput()
+        )
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's argument model; unknown keys are ignored."""
+    """Base of every tool's argument model; unknown keys are ignored. Every field is
+    `advertised` in the system prompt's tool list or `not_advertised`, with the reason."""
 
     model_config = ConfigDict(extra="ignore")
 
 
-class Tool(Protocol):
-    """A tool: a name, an argument model, and `run`."""
+def advertised(placeholder: str, default: Any = ..., **field: Any) -> Any:
+    """A field the system prompt's tool list shows, as `"name": placeholder`."""
+    return Field(default, json_schema_extra={"advertised_as": placeholder}, **field)
+
+
+def not_advertised(reason: str, default: Any = ..., **field: Any) -> Any:
+    """A field the system prompt's tool list leaves out; `reason` says why."""
+    return Field(default, json_schema_extra={"not_advertised": reason}, **field)
+
+
+A = TypeVar("A", bound=ToolArgs, contravariant=True)
+
+
+class Tool(Protocol[A]):
+    """A tool as the engine and the prompts read it. The registry validates a node's input
+    against `Args` once (`acts_sql.tools.registry.run_tool`) and hands `run` the result."""
 
     name: ClassVar[str]
-    args_model: ClassVar[type[ToolArgs]]
+    description: ClassVar[str]
+    """What it does, as the system prompt's tool list says it."""
+    Args: ClassVar[type[ToolArgs]]
+    Output: ClassVar[type[ToolOutput]]
+    """The model of its outcomes' `output` (a failure may report nothing: `ToolOutput`)."""
     uses_execution: ClassVar[bool]
+    """It runs statements to gather evidence: off when execution tools are."""
     produces_candidate: ClassVar[bool]
+    """It writes candidates (a pool) that the engine registers and judges."""
 
-    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome: ...
-
-
-A = TypeVar("A", bound=ToolArgs)
-
-
-def parse_args(tool_name: str, model: type[A], raw: dict[str, Any]) -> A | str:
-    """Validate a node's input; an error message (str) when it does not fit."""
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        return f"invalid input for {tool_name}: {problems}"
+    def run(self, env: ToolEnv, call: ToolCall, args: A) -> ToolOutcome: ...

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
-from typing import ClassVar
 
 from acts_sql.prompts.context import format_path
 from acts_sql.protocol import Ambiguity, AmbiguityReport, Purpose
-from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCall,
+    ToolEnv,
+    ToolOutcome,
+    ToolOutput,
+    not_advertised,
+)
 from acts_sql.tools.llm_call import ask_tool_llm
 
 MAX_PHRASES = 2
@@ -24,19 +31,25 @@ SIMILAR = 0.88
 
 
 class DetectAmbiguitiesArgs(ToolArgs):
-    focus: str = ""
+    focus: str = not_advertised("accepted; the tool list shows `{}`: the whole issue", "")
 
 
-class DetectAmbiguitiesTool:
-    name: ClassVar[str] = "detect_ambiguities"
-    args_model: ClassVar[type[ToolArgs]] = DetectAmbiguitiesArgs
-    uses_execution: ClassVar[bool] = False
-    produces_candidate: ClassVar[bool] = False
+class Ambiguities(AmbiguityReport, ToolOutput):
+    """The phrases kept (`trim_report`); the engine branches on their readings."""
 
-    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
-        args = parse_args(self.name, DetectAmbiguitiesArgs, call.input)
-        if isinstance(args, str):
-            return ToolOutcome.failed(args)
+
+class DetectAmbiguitiesTool(Tool[DetectAmbiguitiesArgs]):
+    name = "detect_ambiguities"
+    description = (
+        "lists underspecified phrases of the issue with 2-3 interpretations each; "
+        "each interpretation becomes a branch."
+    )
+    Args = DetectAmbiguitiesArgs
+    Output = Ambiguities
+    uses_execution = False
+    produces_candidate = False
+
+    def run(self, env: ToolEnv, call: ToolCall, args: DetectAmbiguitiesArgs) -> ToolOutcome:
         reply = ask_tool_llm(
             env,
             Purpose.DETECT_AMBIGUITIES,
@@ -48,10 +61,10 @@ class DetectAmbiguitiesTool:
         if reply.value is None:
             return ToolOutcome.failed(f"no usable ambiguity report: {reply.error}")
         report = trim_report(reply.value)
-        return ToolOutcome(status="done", summary=summarize(report), output=report.model_dump())
+        return ToolOutcome(status="done", summary=summarize(report), output=report)
 
 
-def trim_report(report: AmbiguityReport) -> AmbiguityReport:
+def trim_report(report: AmbiguityReport) -> Ambiguities:
     """Drop empty readings, merge near-duplicate ones, cap phrases and readings.
 
     Weak models often list one reading twice in other words, or repeat the
@@ -74,7 +87,7 @@ def trim_report(report: AmbiguityReport) -> AmbiguityReport:
         if phrase and readings:
             kept.append(Ambiguity(phrase=phrase, interpretations=readings[:MAX_READINGS]))
             used.extend(readings)
-    return AmbiguityReport(ambiguities=kept[:MAX_PHRASES])
+    return Ambiguities(ambiguities=kept[:MAX_PHRASES])
 
 
 _FILLER = {"the", "a", "an", "of", "is", "as", "to", "it", "that", "which", "means", "mean"}

@@ -11,31 +11,64 @@ them by result for the judge.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from pydantic import BaseModel, Field
 
+from acts_sql.db.result import ExecResult
 from acts_sql.prompts.context import format_path
 from acts_sql.protocol import GeneratedSql, Purpose
-from acts_sql.tools.base import PoolEntry, ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.tools.base import (
+    PoolEntry,
+    Tool,
+    ToolArgs,
+    ToolCall,
+    ToolEnv,
+    ToolOutcome,
+    ToolOutput,
+    advertised,
+    not_advertised,
+)
 from acts_sql.tools.llm_call import SqlAsker
-from acts_sql.tools.pool import clean_sql, collect_pool
+from acts_sql.tools.pool import collect_pool
 
 
 class GenerateSqlArgs(ToolArgs):
-    hypothesis: str = ""
-    feedback: str = ""
-    instructions: str = ""
+    hypothesis: str = advertised("H", "")
+    feedback: str = not_advertised("the engine writes it: why earlier candidates failed", "")
+    instructions: str = not_advertised("accepted; the tool list asks for `hypothesis`", "")
 
 
-class GenerateSqlTool:
-    name: ClassVar[str] = "generate_sql"
-    args_model: ClassVar[type[ToolArgs]] = GenerateSqlArgs
-    uses_execution: ClassVar[bool] = False
-    produces_candidate: ClassVar[bool] = True
+class PoolLine(BaseModel):
+    """One candidate of the pool, as the trace lists it."""
 
-    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
-        args = parse_args(self.name, GenerateSqlArgs, call.input)
-        if isinstance(args, str):
-            return ToolOutcome.failed(args)
+    sql: str
+    origin: str
+    votes: int
+    status: str
+
+
+class PoolOutput(ToolOutput):
+    """A pool: its first candidate (the node's representative) and every candidate."""
+
+    sql: str = ""
+    rationale: str = ""
+    result: ExecResult | None = None
+    """The first candidate's first rows (`ExecResult.preview`)."""
+    pool: list[PoolLine] = Field(default_factory=list)
+    pool_stopped: str = ""
+    """Why the pool drew fewer candidates than its size (set only when it did)."""
+
+
+class GenerateSqlTool(Tool[GenerateSqlArgs]):
+    name = "generate_sql"
+    description = (
+        "writes a minimally edited SQL from the evidence on the path; it is executed at once."
+    )
+    Args = GenerateSqlArgs
+    Output = PoolOutput
+    uses_execution = False
+    produces_candidate = True
+
+    def run(self, env: ToolEnv, call: ToolCall, args: GenerateSqlArgs) -> ToolOutcome:
         ask = SqlAsker(
             env,
             Purpose.GENERATE_SQL,
@@ -57,10 +90,16 @@ class GenerateSqlTool:
 
 
 def pool_outcome(
-    env: ToolEnv, entries: list[PoolEntry], *, rationale: str = "", stopped: str = ""
+    env: ToolEnv,
+    entries: list[PoolEntry],
+    *,
+    rationale: str = "",
+    stopped: str = "",
+    output: PoolOutput | None = None,
 ) -> ToolOutcome:
     """Describe a pool; its first candidate is the node's representative. `stopped`: why
-    the pool drew fewer candidates than its size, if it did."""
+    the pool drew fewer candidates than its size, if it did; `output`: a tool's own fields
+    (split_fix_syntax's), which the pool's are added to."""
     first = entries[0]
     shown = first.result.summary() if env.execution_enabled else f"executed: {first.result.status}"
     summary = f"candidate:\n{first.sql}\nresult: {shown}"
@@ -69,29 +108,21 @@ def pool_outcome(
         summary += f"\n(pool: {len(entries)} distinct candidate(s), {running} run)"
     if stopped:
         summary += f"\n(pool {stopped})"
+    pool = {
+        "sql": first.sql,
+        "rationale": rationale,
+        "result": first.result.preview(),
+        "pool": [
+            PoolLine(sql=e.sql, origin=e.origin, votes=e.votes, status=e.result.status)
+            for e in entries
+        ],
+        **({"pool_stopped": stopped} if stopped else {}),
+    }
     return ToolOutcome(
         status="done",
         summary=summary,
-        output={
-            "sql": first.sql,
-            "rationale": rationale,
-            "result": first.result.preview().model_dump(),
-            "pool": [
-                {"sql": e.sql, "origin": e.origin, "votes": e.votes, "status": e.result.status}
-                for e in entries
-            ],
-            **({"pool_stopped": stopped} if stopped else {}),
-        },
+        output=(output or PoolOutput()).model_copy(update=pool),
         candidate_sql=first.sql,
         candidate_result=first.result,
         candidates=entries,
-    )
-
-
-def run_candidate(env: ToolEnv, sql: str, *, rationale: str = "") -> ToolOutcome:
-    """Execute one candidate and describe it; the engine decides what follows."""
-    sql = clean_sql(sql)
-    result = env.executor.execute(sql)
-    return pool_outcome(
-        env, [PoolEntry(sql=sql, origin="greedy", result=result)], rationale=rationale
     )

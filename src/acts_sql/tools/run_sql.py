@@ -7,30 +7,40 @@ statement is a result the agent sees, not an error of the tool.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from pydantic import Field
-
-from acts_sql.tools.base import ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
+from acts_sql.db.result import ExecResult
+from acts_sql.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCall,
+    ToolEnv,
+    ToolOutcome,
+    ToolOutput,
+    advertised,
+)
 
 
 class RunSqlArgs(ToolArgs):
-    sql: str = Field(min_length=1)
+    sql: str = advertised("S", min_length=1)
 
 
-class RunSqlTool:
-    name: ClassVar[str] = "run_sql"
-    args_model: ClassVar[type[ToolArgs]] = RunSqlArgs
-    uses_execution: ClassVar[bool] = True
-    produces_candidate: ClassVar[bool] = False
+class RunSqlOutput(ToolOutput):
+    sql: str
+    result: ExecResult
+    """Its first rows (`ExecResult.preview`)."""
 
-    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
-        args = parse_args(self.name, RunSqlArgs, call.input)
-        if isinstance(args, str):
-            return ToolOutcome.failed(args)
+
+class RunSqlTool(Tool[RunSqlArgs]):
+    name = "run_sql"
+    description = "runs a read-only statement and shows its result."
+    Args = RunSqlArgs
+    Output = RunSqlOutput
+    uses_execution = True
+    produces_candidate = False
+
+    def run(self, env: ToolEnv, call: ToolCall, args: RunSqlArgs) -> ToolOutcome:
         result = env.executor.execute(args.sql)
         return ToolOutcome(
             status="done",
             summary=result.summary(),
-            output={"sql": args.sql, "result": result.preview().model_dump()},
+            output=RunSqlOutput(sql=args.sql, result=result.preview()),
         )

@@ -30,7 +30,6 @@ user's SQL). Steps:
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -42,17 +41,25 @@ from acts_sql.sql.decompose import Unit, decompose, output_columns
 from acts_sql.sql.diagnostics import parse_statements, syntax_diagnostics
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.repairs import describe_unknown, unknown_identifiers
-from acts_sql.tools.base import PoolEntry, ToolArgs, ToolCall, ToolEnv, ToolOutcome, parse_args
-from acts_sql.tools.generate_sql import pool_outcome
+from acts_sql.tools.base import (
+    PoolEntry,
+    Tool,
+    ToolArgs,
+    ToolCall,
+    ToolEnv,
+    ToolOutcome,
+    advertised,
+)
+from acts_sql.tools.generate_sql import PoolOutput, pool_outcome
 from acts_sql.tools.llm_call import SqlAsker, ask_tool_llm
 from acts_sql.tools.pool import collect_pool
-from acts_sql.tools.rule_chain import ChainResult, RuleChain
+from acts_sql.tools.rule_chain import ChainResult, Firing, RuleChain
 
 MAX_PARALLEL_CHECKS = 4
 
 
 class SplitFixSyntaxArgs(ToolArgs):
-    sql: str = ""
+    sql: str = advertised("S", "")
 
 
 class UnitCheck(BaseModel):
@@ -72,16 +79,29 @@ class UnitCheck(BaseModel):
         return f"- {self.name}{deps}: {verdict}\n    {self.sql}{extra}"
 
 
-class SplitFixSyntaxTool:
-    name: ClassVar[str] = "split_fix_syntax"
-    args_model: ClassVar[type[ToolArgs]] = SplitFixSyntaxArgs
-    uses_execution: ClassVar[bool] = True
-    produces_candidate: ClassVar[bool] = True
+class RepairOutput(PoolOutput):
+    """The pool of repairs (none: `runs`, or only `units` when no repair came) and how it
+    was made: by the rules, or by the LLM from the units."""
 
-    def run(self, env: ToolEnv, call: ToolCall) -> ToolOutcome:
-        args = parse_args(self.name, SplitFixSyntaxArgs, call.input)
-        if isinstance(args, str):
-            return ToolOutcome.failed(args)
+    runs: bool = False
+    """The statement runs: nothing to repair (the engine skips the node)."""
+    decomposed_by: str = ""
+    units: list[UnitCheck] = Field(default_factory=list)
+    repaired_by_rules: list[str] = Field(default_factory=list)
+    rules: list[Firing] = Field(default_factory=list)
+
+
+class SplitFixSyntaxTool(Tool[SplitFixSyntaxArgs]):
+    name = "split_fix_syntax"
+    description = (
+        "splits a failing statement into single-SELECT units, checks each, repairs the syntax."
+    )
+    Args = SplitFixSyntaxArgs
+    Output = RepairOutput
+    uses_execution = True
+    produces_candidate = True
+
+    def run(self, env: ToolEnv, call: ToolCall, args: SplitFixSyntaxArgs) -> ToolOutcome:
         sql = args.sql or call.base_sql or env.task.original_sql
         failing = call.base_result if call.base_sql == sql and call.base_result else None
         failing = failing or env.executor.execute(sql)
@@ -89,7 +109,7 @@ class SplitFixSyntaxTool:
             return ToolOutcome(
                 status="done",
                 summary="the statement runs without error: nothing to repair",
-                output={"sql": sql, "runs": True},
+                output=RepairOutput(sql=sql, runs=True),
             )
         if env.pool.rules:
             fixed = repaired_by_rules(env, sql, failing)
@@ -113,11 +133,10 @@ class SplitFixSyntaxTool:
         entries = collect_pool(env, ask, env.pool, env.memory, stops=stops)
         if not entries:
             return ToolOutcome.failed(
-                f"no usable repair: {ask.last_error}",
-                units=[c.model_dump() for c in checks],
+                f"no usable repair: {ask.last_error}", RepairOutput(units=checks)
             )
-        outcome = pool_outcome(env, entries, stopped="; ".join(stops))
-        outcome.output.update({"decomposed_by": source, "units": [c.model_dump() for c in checks]})
+        made = RepairOutput(decomposed_by=source, units=checks)
+        outcome = pool_outcome(env, entries, stopped="; ".join(stops), output=made)
         bad = [c.name for c in checks if c.status != "ok"]
         outcome.summary = (
             f"{len(checks)} unit(s) by {source}; failing: {', '.join(bad) or 'none'}\n"
@@ -175,9 +194,8 @@ def repaired_by_rules(env: ToolEnv, sql: str, failing: ExecResult) -> ToolOutcom
         return None
     rules = state.repaired_by
     entry = PoolEntry(sql=state.sql, origin="rule:" + "+".join(rules), result=state.result)
-    outcome = pool_outcome(env, [entry])
-    outcome.output.update(
-        {"repaired_by_rules": rules, "rules": [f.model_dump() for f in state.fired]}
+    outcome = pool_outcome(
+        env, [entry], output=RepairOutput(repaired_by_rules=rules, rules=state.fired)
     )
     outcome.summary = f"repaired by rules ({', '.join(rules)}), no LLM call\n" + outcome.summary
     return outcome
