@@ -1,4 +1,5 @@
-"""The trust rules hold for the methods without a judge: raw, critic, vote (engine/vouch.py)."""
+"""The trust rules hold for the methods without a judge: raw, critic, vote
+(engine/methods/vouch.py)."""
 
 from __future__ import annotations
 

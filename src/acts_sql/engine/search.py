@@ -28,7 +28,7 @@
 5. When every branch is exhausted with budget left, the agent re-plans once
    from the root, told why the pruned branches failed.
 
-The linear method (`acts_sql.engine.linear_search.LinearSearch`, a subclass
+The linear method (`acts_sql.engine.methods.linear.LinearSearch`, a subclass
 that overrides these steps) runs the same tools but never branches (only the
 first interpretation becomes a child) and never rolls back (a rejection
 appends a new attempt under the rejected node, up to `linear_retries`).

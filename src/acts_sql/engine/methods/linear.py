@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from acts_sql.engine.search import TreeSearch
+from acts_sql.engine.methods.base import MethodRun, run_search
+from acts_sql.engine.search import SearchOutcome, TreeSearch
 from acts_sql.engine.tree import NodeState
 from acts_sql.protocol import AmbiguityReport, JudgeDecision, PlanNode, ToolName
 
@@ -49,3 +50,7 @@ class LinearSearch(TreeSearch):
             input={"hypothesis": node.input.get("hypothesis", ""), "feedback": self._feedback()},
         )
         return self.tree.add_child(node.id, retry, origin="engine").id
+
+
+def run(r: MethodRun) -> SearchOutcome:
+    return run_search(LinearSearch, r)

@@ -8,7 +8,7 @@ to the method's accepted candidate: a refused one is still returned (the
 methods' output, and so their benchmark scores, do not change), with
 `accepted: false`, a stop reason that says why, and a `refusal` event.
 `vote` applies the rules itself, before counting votes
-(:func:`acts_sql.engine.baselines.run_vote`).
+(:mod:`acts_sql.engine.methods.vote`).
 """
 
 from __future__ import annotations

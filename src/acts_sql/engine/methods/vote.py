@@ -1,13 +1,7 @@
-"""The baselines without a tree: `critic`, `raw` (one LLM call) and `vote`.
+"""The `vote` method: plain self-consistency, the simple baseline the tree must beat.
 
-None has a judge: a candidate that executes without error counts as
-accepted, one that does not is returned with `accepted: false`; the trust
-rules still apply (`acts_sql.engine.vouch`: the user's SQL and the user's
-rows are never accepted).
-
-`vote` is plain self-consistency, the simple baseline the tree must beat:
-the raw prompt K times (the greedy answer, then samples at the pool's
-temperature with their own seeds), every distinct answer executed, answers
+The raw prompt K times (the greedy answer, then samples at the pool's temperature with
+their own seeds), every distinct answer executed, answers
 grouped by their result, and the largest group among those that run and
 are not refused by the trust rules wins (a tie goes to the group seen first,
 which holds the greedy answer if it runs); refused samples cast no vote. A
@@ -30,11 +24,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from acts_sql.agent.single_call import critique_and_rewrite, raw_correction
-from acts_sql.db.executor import Executor
+from acts_sql.agent.single_call import raw_correction
 from acts_sql.engine.candidates import Candidate, CandidateBook
-from acts_sql.engine.events import CandidateData, CandidateMissingData, NodeFinishedData, VoteData
+from acts_sql.engine.events import CandidateData, CandidateMissingData, VoteData
 from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.methods.base import MethodRun
 from acts_sql.engine.prefetch import first_request
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.search import SearchOutcome
@@ -43,80 +37,6 @@ from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, emit_refusal
 from acts_sql.prompts.context import TaskContext
 from acts_sql.tools.base import PoolSettings
-
-
-def _execute_candidate(
-    sql: str,
-    statements: list[str],
-    executor: Executor,
-    llm: TracedLLM,
-    trace: Trace,
-    dialect: str,
-    node: str,
-) -> SearchOutcome:
-    run = TracedExecutor(executor, trace, node, "candidate", budget=llm.budget)
-    result = run.execute(sql)
-    book = CandidateBook(dialect)
-    candidate = book.add(node, sql, result, result_shape(sql, result, dialect), origin="greedy")
-    if result.ok:
-        book.accept(candidate, "executes without error")
-    trace.emit(
-        CandidateData(
-            sql=sql,
-            status=result.status,
-            statements=statements,
-            candidate=candidate.id,
-            origin="greedy",
-            duplicate=False,
-        ),
-        node=node,
-        summary=result.summary(max_rows=3),
-    )
-    accepted = candidate if result.ok else None
-    stop = (
-        "accepted (executes without error)"
-        if result.ok
-        else f"candidate does not execute: {result.error}"
-    )
-    return SearchOutcome(
-        accepted=accepted,
-        best=candidate,
-        stop_reason=stop,
-        statements=statements,
-        candidates=[candidate],
-    )
-
-
-def run_critic(
-    executor: Executor, llm: TracedLLM, task: TaskContext, retries: int, trace: Trace
-) -> SearchOutcome:
-    reply = critique_and_rewrite(llm.for_node("critic"), task, retries)
-    if reply.value is None:
-        trace.emit(
-            NodeFinishedData(status="failed"), node="critic", summary=f"failed: {reply.error}"
-        )
-        return SearchOutcome(stop_reason=f"no usable rewrite: {reply.error}")
-    trace.emit(NodeFinishedData(status="done"), node="critic", summary=reply.value.critique)
-    sql = in_task_language(
-        reply.value.sql.strip().rstrip(";"), executor, trace, "critic", llm.budget
-    )
-    return _execute_candidate(sql, [sql], executor, llm, trace, task.dialect, "critic")
-
-
-def run_raw(executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace) -> SearchOutcome:
-    statements, _ = raw_correction(llm.for_node("raw"), task)
-    if not statements:
-        trace.emit(
-            NodeFinishedData(status="failed"),
-            node="raw",
-            summary="failed: no ```sql block in the reply",
-        )
-        return SearchOutcome(stop_reason="no ```sql block in the reply")
-    sql = ";\n".join(statements)
-    if task.language is not None:  # one query (`raw_correction`), maybe written in SQL
-        sql = in_task_language(sql, executor, trace, "raw", llm.budget)
-        statements = [sql]
-    return _execute_candidate(sql, statements, executor, llm, trace, task.dialect, "raw")
 
 
 def _send_samples_ahead(llm: TracedLLM, task: TaskContext, pool: PoolSettings) -> None:
@@ -130,20 +50,13 @@ def _send_samples_ahead(llm: TracedLLM, task: TaskContext, pool: PoolSettings) -
     llm.send_ahead([r for build in samples if (r := first_request(build, llm.name)) is not None])
 
 
-def run_vote(
-    executor: Executor,
-    llm: TracedLLM,
-    task: TaskContext,
-    trace: Trace,
-    pool: PoolSettings,
-    trust: TrustContext,
-    needed: int = 1,
-) -> SearchOutcome:
+def run(r: MethodRun) -> SearchOutcome:
     """Self-consistency over the raw prompt (see the module doc); the winning group is
-    accepted only when at least `needed` trusted votes agree on it."""
+    accepted only when enough trusted votes agree on it (`agreement_needed`)."""
+    executor, llm, task, trace, pool = r.executor, r.llm, r.task, r.trace, r.pool
     book = CandidateBook(task.dialect)
     statements_of: dict[str, list[str]] = {}
-    run = TracedExecutor(executor, trace, "vote", "candidate", budget=llm.budget)
+    traced = TracedExecutor(executor, trace, "vote", "candidate", budget=llm.budget)
     _send_samples_ahead(llm, task, pool)
     for k in range(pool.size):
         temperature = 0.0 if k == 0 else pool.temperature
@@ -155,10 +68,11 @@ def run_vote(
             trace.emit(CandidateMissingData(origin=origin), node="vote", summary="no ```sql block")
             continue
         sql = ";\n".join(statements)
-        if task.language is not None:  # one query, maybe written in SQL (see run_raw)
+        if task.language is not None:  # one query, maybe written in SQL (see `raw`)
             sql = in_task_language(sql, executor, trace, "vote", llm.budget)
             statements = [sql]
-        _cast_vote(book, run, trace, trust, sql, statements, origin, statements_of)
+        _cast_vote(book, traced, trace, r.trust, sql, statements, origin, statements_of)
+    needed = r.options.agreement_needed(pool.size)
     return _vote_outcome(book, trace, pool, needed, statements_of)
 
 

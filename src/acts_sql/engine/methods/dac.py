@@ -45,9 +45,10 @@ from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect, database_executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.events import DacDroppedData, DacEntitiesData, DacFeedbackData, DacSkeletonData
+from acts_sql.engine.methods.base import MethodRun, unjudged
+from acts_sql.engine.methods.staged import StagedRun
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.search import SearchOutcome
-from acts_sql.engine.staged import StagedRun
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.errors import ActsSqlError
@@ -87,32 +88,32 @@ class _SqlView:
         return compiled if isinstance(compiled, str) else None
 
 
-def run_dac(
-    executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace, retries: int
-) -> SearchOutcome:
+@unjudged
+def run(r: MethodRun) -> SearchOutcome:
+    executor, llm, task, trace = r.executor, r.llm, r.task, r.trace
     original = task.original_result
     if original is None:
         return SearchOutcome(stop_reason="the user's SQL was not executed")
     view = _SqlView(executor, task)
-    run = TracedExecutor(executor, trace, NODE, "candidate", budget=llm.budget)
+    traced = TracedExecutor(executor, trace, NODE, "candidate", budget=llm.budget)
     probe = TracedExecutor(database_executor(executor), trace, NODE, "candidate", budget=llm.budget)
     staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
     facts = task.facts()
-    mentions = _linked(llm, task, retries, facts, probe, view.dialect, trace)
+    mentions = _linked(llm, task, r.options.json_retries, facts, probe, view.dialect, trace)
     sketch = sketch_sql(llm.for_node(NODE), task) if view.is_sql else None
     feedback = _feedback(task, facts, mentions, sketch, view, trace)
     current, result, origin = task.original_sql, original, "original"
     if feedback:
         fixed = _in_language(
-            correct_with_feedback(llm.for_node(NODE), task, feedback), run, trace, llm
+            correct_with_feedback(llm.for_node(NODE), task, feedback), traced, trace, llm
         )
-        tried = _try(fixed, run, staged, "dac_feedback")
+        tried = _try(fixed, traced, staged, "dac_feedback")
         if tried is not None and _kept(tried, fixed or "", current, view, trace):
             current, result, origin = fixed or current, tried, "dac_feedback"
     if not result.ok:
         fixed = fix_execution_error(llm.for_node(NODE), task, current, result.error or "")
-        fixed = _in_language(fixed, run, trace, llm)
-        tried = _try(fixed, run, staged, "dac_execution_error")
+        fixed = _in_language(fixed, traced, trace, llm)
+        tried = _try(fixed, traced, staged, "dac_execution_error")
         if tried is not None and tried.ok:
             current, result, origin = fixed or current, tried, "dac_execution_error"
     why = "rewritten with the entity and skeleton feedback" if origin != "original" else ""

@@ -25,14 +25,13 @@ database's error (kept only if it runs), a query that runs comes back as it is.
 from __future__ import annotations
 
 from acts_sql.agent.maplerepair import repair_with_hints
-from acts_sql.db.executor import Executor
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.events import LlmRepairData
+from acts_sql.engine.methods.base import MethodRun, unjudged
+from acts_sql.engine.methods.staged import StagedRun
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.search import SearchOutcome
-from acts_sql.engine.staged import StagedRun
-from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.prompts.context import TaskContext
 from acts_sql.sql.rules import Stage
@@ -41,22 +40,22 @@ from acts_sql.tools.rule_chain import LATER_STAGES, ChainResult, RuleChain, hint
 NODE = "maplerepair"
 
 
-def run_maplerepair(
-    executor: Executor, llm: TracedLLM, task: TaskContext, trace: Trace
-) -> SearchOutcome:
+@unjudged
+def run(r: MethodRun) -> SearchOutcome:
+    llm, task, trace = r.llm, r.task, r.trace
     original = task.original_result
     if original is None:
         return SearchOutcome(stop_reason="the user's SQL was not executed")
-    run = TracedExecutor(executor, trace, NODE, "rules", budget=llm.budget)
+    traced = TracedExecutor(r.executor, trace, NODE, "rules", budget=llm.budget)
     if task.language is not None:
         staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
-        return _without_rules(llm, task, original, run, staged)
-    chain = RuleChain(run, task.facts(), task.dialect, on_fire=rule_events(trace, NODE))
+        return _without_rules(llm, task, original, traced, staged)
+    chain = RuleChain(traced, task.facts(), task.dialect, on_fire=rule_events(trace, NODE))
     staged = StagedRun(NODE, task.dialect, task.original_sql, trace)
     state = chain.run(task.original_sql, original, stages=[Stage.SYNTAX])
     origin = _origin(state.repaired_by)
     if not state.result.ok:
-        fixed = _llm_repair(llm, task, run, staged, state)
+        fixed = _llm_repair(llm, task, traced, staged, state)
         if fixed is None or not fixed.result.ok:
             why = "neither the rules nor the LLM repairer make it run"
             return staged.finish(task.original_sql, original, "original", why)
@@ -66,7 +65,7 @@ def run_maplerepair(
     if later.repaired_by:
         origin = _origin(rules)
     if later.hints:
-        fixed = _llm_repair(llm, task, run, staged, later)
+        fixed = _llm_repair(llm, task, traced, staged, later)
         if fixed is not None and fixed.result.ok:
             later, origin = fixed, "llm_repair"
     why = f"repaired by {', '.join(rules)}" if rules else "the rules repaired nothing"
