@@ -90,14 +90,6 @@ def test_fresh_ids_never_clash():
     assert tree.fresh_id("a.fix") == "a.fix"
 
 
-def test_prompt_json_carries_status_and_results():
-    tree = tree_of(node("a", "detect_ambiguities", ["b"]), node("b"))
-    tree["a"].status, tree["a"].summary = NodeStatus.DONE, "x" * 1000
-    text = tree.to_prompt_json("b")
-    assert '"cursor": "b"' in text and '"status": "done"' in text
-    assert "x" * 399 in text and "x" * 401 not in text  # summaries are clipped
-
-
 def step(id_, tool, children=(), **input_):
     return PlanNode(id=id_, tool=tool, children=list(children), input=input_)
 

@@ -45,11 +45,6 @@ def json_safe(value: Any) -> Any:
     return str(value)  # UUID, IP addresses, ranges, geometry, driver-specific types
 
 
-def json_safe_row(row: tuple[Any, ...] | list[Any]) -> list[Any]:
-    """One result row with every cell made JSON-safe."""
-    return [json_safe(cell) for cell in row]
-
-
 def _decimal(value: Decimal) -> int | float | str:
     if not value.is_finite():
         return str(value)

@@ -341,25 +341,6 @@ class PlanTree:
             pruned.append(node_id)
         return pruned
 
-    def to_prompt_json(self, cursor: str | None) -> str:
-        """The current plan with statuses and result summaries, for the agent."""
-        nodes = []
-        for node in self.nodes.values():
-            item: dict[str, Any] = {
-                "id": node.id,
-                "tool": node.tool,
-                "description": node.description,
-                "input": node.input,
-                "children": node.children,
-                "status": node.status.value,
-            }
-            if node.summary:
-                item["result"] = _clip(node.summary, SUMMARY_CHARS_IN_PROMPT)
-            if node.reason:
-                item["reason"] = node.reason
-            nodes.append(item)
-        return json.dumps({"cursor": cursor, "nodes": nodes}, ensure_ascii=False, indent=1)
-
     def to_prompt_lines(self, current: str | None) -> str:
         """The tree as indented lines (id, tool, status, description, short result)."""
         lines: list[str] = []

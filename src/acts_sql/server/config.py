@@ -23,7 +23,6 @@ database. A bad file raises ConfigError with a one-line reason.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,8 +46,6 @@ TOKENS_ENV = "ACTS_SQL_TOKENS"
 MIN_TOKEN_CHARS = 16
 DATABASE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 """A configured database's name: what clients send. Never a URL or a path."""
-
-_DATABASE_NAME = re.compile(DATABASE_NAME)
 
 
 class _Strict(BaseModel):
@@ -299,7 +296,3 @@ def _first_problem(exc: ValidationError) -> str:
     elif error["type"] == "missing":
         message = "missing"
     return f"{where}: {message}"
-
-
-def is_database_name(text: str) -> bool:
-    return bool(_DATABASE_NAME.match(text))

@@ -69,13 +69,6 @@ def missing_extension(message: str) -> str | None:
     return match.group(1) if match else None
 
 
-def cap_rows(rows: Any) -> Any:
-    """The first MAX_ROWS rows, keeping the driver's own sequence type (list or tuple)."""
-    if rows is None or len(rows) <= MAX_ROWS:
-        return rows
-    return rows[:MAX_ROWS]
-
-
 def preprocess_results(results: Any) -> list[tuple[Any, ...]]:
     """Rows as tuples, with every date or datetime cell written as ``YYYY-MM-DD``."""
     processed = []

@@ -135,11 +135,6 @@ def _selected(scope: Scope, name: str) -> object | None:
     return None
 
 
-def bare_column(column: exp.Column) -> exp.Column:
-    """`column` without its qualifier (for a probe over its table alone)."""
-    return exp.column(column.this.copy())
-
-
 def is_string(node: exp.Expr | None) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
 
