@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field
 
 from acts_sql.protocol import Plan, PlanNode
 
-
 REPEATABLE_EVIDENCE = frozenset({"inspect_columns", "run_sql"})
 """Tools whose step, given the same input, finds the same thing again on one path."""
 
