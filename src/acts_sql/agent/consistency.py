@@ -136,11 +136,6 @@ def endorsement_phrase(reason: str) -> str | None:
     return None
 
 
-def contradicts_acceptance(reason: str) -> bool:
-    """True when an "accept" verdict comes with a reason that says the candidate is wrong."""
-    return fault_phrase(reason) is not None
-
-
 COPY_RUN_WORDS = 5
 """A reason's words count as copied when they lie in a run of this many words that a source
 holds, in order."""

@@ -37,6 +37,19 @@ COMPILED_SQL_CHARS = 400
 """How much of the compiled SQL a database error quotes."""
 
 
+def own_timeout(executor: Any) -> float | None:
+    """The executor's per-statement timeout setting, where it has one (None: BIRD's).
+
+    Not part of the protocol: the executors of `acts_sql.db` call it ``timeout``,
+    a `LanguageExecutor` (and the wrappers that copy it) ``default_timeout``.
+    """
+    for attribute in ("default_timeout", "timeout"):
+        value = getattr(executor, attribute, None)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
 class LanguageExecutor:
     """An Executor for `language` queries over `database` (see the module doc)."""
 
@@ -57,11 +70,7 @@ class LanguageExecutor:
     @property
     def default_timeout(self) -> float | None:
         """The wrapped executor's per-statement timeout, where it has one."""
-        for attribute in ("default_timeout", "timeout"):
-            value = getattr(self.database, attribute, None)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                return float(value)
-        return None
+        return own_timeout(self.database)
 
     def compile(self, text: str) -> str:
         """`text` as the database's SQL; QueryCompileError when it does not compile."""

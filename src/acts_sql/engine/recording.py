@@ -49,7 +49,7 @@ from acts_sql.db.executor import (
     TableInfo,
     statement_timeout,
 )
-from acts_sql.db.language import database_executor
+from acts_sql.db.language import database_executor, own_timeout
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.events import LlmCallData, StatementData
@@ -97,19 +97,6 @@ def capped_timeout(
     if max(limits) <= left:
         return None
     return min(left, *limits)
-
-
-def _own_default(executor: Executor) -> float | None:
-    """The executor's per-statement timeout setting, where it has one (None: BIRD's).
-
-    Not part of the protocol: the executors of `acts_sql.db` call it ``timeout``,
-    a `LanguageExecutor` (and the wrappers that copy it) ``default_timeout``.
-    """
-    for attribute in ("default_timeout", "timeout"):
-        value = getattr(executor, attribute, None)
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-            return float(value)
-    return None
 
 
 class UsageLedger:
@@ -319,7 +306,7 @@ class TracedExecutor:
         if self._budget is not None:
             left = self._budget.time_left(MIN_STATEMENT_SECONDS)
             timeout = capped_timeout(
-                sql, timeout, left, default=_own_default(self.inner), dialect=self.dialect
+                sql, timeout, left, default=own_timeout(self.inner), dialect=self.dialect
             )
         if self._isolates:
             result = self.inner.execute(sql, max_rows=max_rows, timeout=timeout, isolate=True)

@@ -27,6 +27,7 @@ import json
 import os
 import tempfile
 import threading
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,23 +45,18 @@ class ReplayedUsage(Usage):
     replayed: bool = True
 
 
+@dataclass
 class CacheStats:
     """Counters of one CachedBackend: hits, misses, corrupt entries rewritten,
     replies that could not be recorded (disk full, read-only)."""
 
-    def __init__(self) -> None:
-        self.hits = 0
-        self.misses = 0
-        self.repaired = 0
-        self.unwritten = 0
+    hits: int = 0
+    misses: int = 0
+    repaired: int = 0
+    unwritten: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "hits": self.hits,
-            "misses": self.misses,
-            "repaired": self.repaired,
-            "unwritten": self.unwritten,
-        }
+        return asdict(self)
 
 
 def _canonical_request(backend_name: str, request: LLMRequest) -> dict[str, Any]:

@@ -153,11 +153,6 @@ class ScriptedBackend:
             )
         return f"scripted LLM{where} ran out of responses for purpose {purpose!r}: all {used} used"
 
-    @property
-    def purposes(self) -> list[str]:
-        """The purposes the script has responses for, in file order."""
-        return list(self._script)
-
 
 def _validated(script: Any, source: str) -> dict[str, list[str]]:
     prefix = f"scripted LLM file {source}" if source != "<dict>" else "scripted LLM script"
