@@ -91,7 +91,7 @@ def test_pred_sqls_may_be_a_list_a_python_list_string_or_split_text():
     assert split_sql_field("[1 is not a list") == ["[1 is not a list"]
     assert split_sql_field("") == [] and split_sql_field(None) == []
     prediction = Prediction.model_validate({"instance_id": 7, "pred_sqls": "['SELECT 7']"})
-    assert prediction.official() == {"instance_id": 7, "pred_sqls": ["SELECT 7"]}
+    assert (prediction.instance_id, prediction.pred_sqls) == (7, ["SELECT 7"])
 
 
 def test_predictions_are_keyed_by_their_file_or_the_only_task_set(two_sets, tmp_path):

@@ -137,10 +137,6 @@ class Prediction(BaseModel):
     def _statements(cls, value: Any) -> list[str]:
         return split_sql_field(value)
 
-    def official(self) -> dict[str, Any]:
-        """The record as the official tools read it."""
-        return {"instance_id": self.instance_id, "pred_sqls": self.pred_sqls}
-
 
 class ScoredTask(BaseModel):
     """A task joined with its solution: what the evaluator needs."""

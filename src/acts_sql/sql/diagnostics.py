@@ -215,11 +215,7 @@ def _token_error_diagnostic(sql: str, d: Dialect, error: SqlglotError) -> SqlDia
 
 
 def _dedupe(diagnostics: list[SqlDiagnostic]) -> list[SqlDiagnostic]:
-    seen: set[tuple[str, int | None, int | None]] = set()
-    unique = []
+    first: dict[tuple[str, int | None, int | None], SqlDiagnostic] = {}
     for diag in diagnostics:
-        key = (diag.message, diag.line, diag.column)
-        if key not in seen:
-            seen.add(key)
-            unique.append(diag)
-    return unique
+        first.setdefault((diag.message, diag.line, diag.column), diag)
+    return list(first.values())
