@@ -421,15 +421,11 @@ def _unknown(sql: str, d: Dialect, schema: dict[str, list[str]]) -> list[Unknown
         return []
     text, statements = readable
     findings = Analyzer(SchemaIndex(schema, d), d, text).run(statements)
-    seen: set[tuple[str, str, str]] = set()
-    names: list[UnknownName] = []
+    first: dict[tuple[str, str, str], UnknownName] = {}
     for finding in sorted(findings, key=_position):
         u = finding.unknown
-        key = (u.kind, u.name.lower(), (u.table or "").lower())
-        if key not in seen:
-            seen.add(key)
-            names.append(u)
-    return names
+        first.setdefault((u.kind, u.name.lower(), (u.table or "").lower()), u)
+    return list(first.values())
 
 
 def _position(finding: Finding) -> int:
