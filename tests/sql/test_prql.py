@@ -115,3 +115,55 @@ def test_a_prql_error_is_not_called_sql():
     with pytest.raises(QueryCompileError) as caught:
         prql.compile("from requests\nselect_all", "duckdb")
     assert "not PRQL" not in str(caught.value)
+
+
+# prqlc 0.13 panics drawing an error near the end of a text with a non-ASCII character
+# (it measures the span in bytes, the source in characters): the first three took the
+# process down; the others put the error a byte per non-ASCII character too far.
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ('from requests\nfilter path == "é" +', 1, 1, "didn't find anything before the end"),
+        ('from requests\nderive {x = "héllo" ++ }', 2, 24, "but found }"),
+        ("from requests\nselect {path} # ünïcode\n|", 3, 1, "but found |"),
+        ("# ü\nfrom requests\nfiltr status", 3, 1, "Unknown name `filtr`"),
+        ("from requests\nfilter status ≥ 500", 2, 15, "unexpected '≥'"),
+        ("from réquêtes\nselect {nâme}\nfilter status > 1", 3, 8, "columns: `réquêtes`.`nâme`"),
+    ],
+)
+def test_a_failing_text_with_non_ascii_characters_is_placed_in_characters(
+    text, line, column, message
+):
+    with pytest.raises(QueryCompileError) as caught:
+        prql.compile(text, "duckdb")
+    first = caught.value.diagnostics[0]
+    assert (first.line, first.column) == (line, column)
+    assert message in first.message
+
+
+def test_a_text_with_non_ascii_characters_compiles_with_them():
+    sql = prql.compile('from requests\nfilter path == "/café"\nselect {path}', "duckdb")
+    assert "'/café'" in sql
+
+
+class PanicException(BaseException):
+    """Named as pyo3 names a Rust panic, which derives from BaseException."""
+
+
+def test_a_compiler_panic_is_a_compile_error_not_a_crash(monkeypatch):
+    import acts_sql.sql.languages.prql as plugin
+
+    def panicking(text, options):
+        raise PanicException("span Some(1:0-28) is out of bounds of the source (len = 27)")
+
+    monkeypatch.setattr(plugin.prqlc, "compile", panicking)
+    with pytest.raises(QueryCompileError) as caught:
+        prql.compile("from requests", "duckdb")
+    assert "the PRQL compiler failed: span Some(1:0-28)" in str(caught.value)
+
+    def interrupted(text, options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plugin.prqlc, "compile", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        prql.compile("from requests", "duckdb")

@@ -72,13 +72,49 @@ class PRQL(QueryLanguage):
             raise self.compile_error(
                 [SqlDiagnostic(message=f"PRQL is not run on {dialect} databases here")]
             )
-        try:
-            return prqlc.compile(text, _options(target)).strip()
-        except ValueError as exc:  # prqlc reports every compile error as ValueError
-            raise self.compile_error(with_sql_hint(parse_errors(str(exc), text), text)) from None
+        report = compile_report(text, _options(target))
+        if isinstance(report, str):
+            return report.strip()
+        raise self.compile_error(with_sql_hint(report, text))
 
     def from_sql(self, sql: str, dialect: str) -> str | None:
         return translate(sql, get_dialect(dialect).sqlglot_name)
+
+
+def compile_report(text: str, options: prqlc.CompileOptions) -> str | list[SqlDiagnostic]:
+    """The SQL `text` compiles to, or the compiler's errors as diagnostics.
+
+    prqlc 0.13 measures an error's span in bytes and draws it on the source counted
+    in characters: an error near the end of a text with non-ASCII characters made it
+    panic (a ``PanicException``, which is not an ``Exception``), taking the process
+    down. So the text is compiled with one trailing space per extra byte (no span can
+    pass its end) and each error's place, which the compiler reads as a character
+    index although it is a byte offset, is moved back to the right line and column.
+    A panic that still happens is reported as a compile error, never raised."""
+    extra = len(text.encode()) - len(text)
+    padded = text + " " * extra
+    try:
+        return prqlc.compile(padded, options)
+    except ValueError as exc:  # prqlc reports every compile error as ValueError
+        found = parse_errors(str(exc), text)
+        return [_at_characters(d, padded, text) for d in found] if extra else found
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        return [SqlDiagnostic(message=f"does not compile (the PRQL compiler failed: {exc})")]
+
+
+def _at_characters(found: SqlDiagnostic, padded: str, text: str) -> SqlDiagnostic:
+    if found.line is None or found.column is None:
+        return found
+    lines = padded.split("\n")
+    byte_offset = sum(len(line) + 1 for line in lines[: found.line - 1]) + found.column - 1
+    index = len(text.encode()[:byte_offset].decode(errors="ignore"))
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return found.model_copy(
+        update={"line": line, "column": column, "near": _near(text, line, column)}
+    )
 
 
 _SQL_START = re.compile(r"^\s*(?:select|with)\b", re.IGNORECASE)
