@@ -172,12 +172,32 @@ def test_duckdb_isolated_runs_leave_the_copy_as_it_was(duck: DuckDBExecutor) -> 
     assert _count(duck, "t") == 4
 
 
-def test_duckdb_sequences_are_not_set_back(duck: DuckDBExecutor) -> None:
-    """Documented limit: DuckDB does not roll back nextval and has no setval."""
+def test_duckdb_sequences_an_isolated_run_moved_are_set_back(duck: DuckDBExecutor) -> None:
+    """DuckDB does not roll back nextval: the executor sets moved sequences back."""
     insert = "INSERT INTO t (x) VALUES (9); SELECT max(id) FROM t"
-    first, second = (duck.execute(insert, isolate=True).rows for _ in range(2))
-    assert first == [[4]] and second == [[5]]
+    assert [duck.execute(insert, isolate=True).rows for _ in range(3)] == [[[4]]] * 3
     assert _count(duck, "t") == 3
+    # a sequence never used before goes back to unused; each step sees the same values
+    assert duck.execute("CREATE SEQUENCE fresh START 10 INCREMENT BY 5").ok  # kept
+    both = "SELECT nextval('fresh'), nextval('ids')"
+    assert [duck.execute(both, isolate=True).rows for _ in range(3)] == [[[10, 4]]] * 3
+    # a kept call moves them for good, and isolated runs then start from there
+    assert duck.execute("INSERT INTO t (x) VALUES (9) RETURNING id").rows == [[4]]
+    assert duck.execute(both).rows == [[10, 5]]
+    assert [duck.execute(both, isolate=True).rows for _ in range(2)] == [[[15, 6]]] * 2
+    assert duck.execute("INSERT INTO t (x) VALUES (9) RETURNING id").rows == [[6]]
+
+
+def test_duckdb_sequences_of_a_kept_call_after_a_restore_stay_moved(
+    duck: DuckDBExecutor,
+) -> None:
+    """A sequence set back to 'never used' still shows a value: a kept nextval that
+    returns the start must count as a move (no duplicate id afterwards)."""
+    assert duck.execute("CREATE SEQUENCE one_step START 1").ok
+    assert duck.execute("SELECT nextval('one_step')", isolate=True).rows == [[1]]
+    assert duck.execute("SELECT nextval('one_step')").rows == [[1]]  # kept: now used
+    assert duck.execute("SELECT nextval('one_step')", isolate=True).rows == [[2]]
+    assert duck.execute("SELECT nextval('one_step')", isolate=True).rows == [[2]]
 
 
 # ------------------------------------------------------------------ DB-API (SQL Server, Oracle)

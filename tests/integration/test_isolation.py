@@ -141,24 +141,6 @@ def test_isolate_changes_nothing_on_a_read_only_executor(engine: Engine) -> None
         assert blocked.status == "blocked"
 
 
-def test_postgres_transaction_sandbox_isolates_with_a_savepoint(
-    live_engines: dict[str, Engine],
-) -> None:
-    engine = engine_or_skip(live_engines, "postgresql")
-    with PostgresExecutor(engine.url, allow_writes=True, sandbox="transaction") as sandbox:
-        assert sandbox.sandbox_mode == "transaction"
-        assert sandbox.execute(ADD_COLUMN["postgresql"]).ok  # kept for the session
-        assert sandbox.execute("DROP TABLE bookings", isolate=True).ok
-        assert sandbox.execute(ADD_COLUMN["postgresql"], isolate=True).status == "error"
-        for _ in range(2):
-            assert sandbox.execute("ALTER TABLE orders ADD COLUMN c INT", isolate=True).ok
-        inserted = sandbox.execute(f"{NEW_CUSTOMER}; SELECT count(*) FROM customers", isolate=True)
-        assert inserted.rows == [[4]]
-        assert _count(sandbox, "customers") == 3
-        assert _count(sandbox, "bookings") == 5
-        assert sandbox.execute("SELECT count(*) FROM customers WHERE NOT vip").rows == [[3]]
-
-
 def test_postgres_reports_why_a_statement_cannot_run_isolated(
     live_engines: dict[str, Engine],
 ) -> None:

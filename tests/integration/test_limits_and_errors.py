@@ -127,3 +127,26 @@ def test_cells_are_json_safe(server: Engine) -> None:
     assert first["day"] == "2024-01-05"
     assert first["raw"] == "00ff"
     assert first["span"] in ("1 day 02:00:00", "01:30:00")
+
+
+def test_mariadb_statement_stopped_silently_by_the_timeout_is_a_timeout(
+    live_engines: dict[str, Engine],
+) -> None:
+    """MariaDB's max_statement_time ends BENCHMARK without an error (it returns 0): the
+    session's kill counter shows it, and the result is `timeout`, never `ok`."""
+    engine = engine_or_skip(live_engines, "mysql")
+    with open_database(engine.url) as executor:
+        started = time.monotonic()
+        result = executor.execute("SELECT BENCHMARK(5000000000, SHA2('x', 512))", timeout=1)
+        assert result.status == "timeout", result
+        assert time.monotonic() - started < 2.5
+        # a statement that ends near its limit on its own is still ok, and so is the next
+        assert executor.execute("SELECT SLEEP(0.95)", timeout=1).rows == [[0]]
+        assert executor.execute("SELECT 1").rows == [[1]]
+    with open_database(engine.url, allow_writes=True) as sandbox:  # on the copy too
+        killed = sandbox.execute("SELECT BENCHMARK(5000000000, SHA2('x', 512))", timeout=1)
+        assert killed.status == "timeout", killed
+        isolated = sandbox.execute(
+            "SELECT BENCHMARK(5000000000, SHA2('x', 512))", timeout=1, isolate=True
+        )
+        assert isolated.status == "timeout", isolated

@@ -18,10 +18,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import sqlite3
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 from acts_sql.db.executor import Executor
+from acts_sql.db.sandbox import sweep_temp_dir
 from acts_sql.db.sqlite import SQLiteExecutor
 from acts_sql.db.url import DatabaseURL, has_scheme, parse_url
 from acts_sql.errors import ActsSqlError, ConfigError, DatabaseOpenError
@@ -77,6 +79,21 @@ def open_database(
     if parsed.dialect == "sqlite":
         return _open_sqlite(parsed, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
     return _open_module(parsed, text, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
+
+
+def sweep_orphans(url: str | None = None) -> list[str]:
+    """Remove throw-away copies whose owner process is gone (killed before it could drop
+    them): copy folders in the temp dir and, for a PostgreSQL or MySQL/MariaDB `url`, copy
+    databases on its server. A copy of a live process, or one made on another host, is
+    kept. Returns the names removed; never raises."""
+    removed = [path.name for path in sweep_temp_dir()]
+    text = (url or "").strip()
+    with suppress(Exception):
+        parsed = parse_url(text) if text and has_scheme(text) else None
+        if parsed is not None and parsed.dialect in ("postgresql", "mysql"):
+            module = importlib.import_module(EXECUTOR_MODULES[parsed.dialect][0])
+            removed += module.sweep_orphans(parsed)
+    return removed
 
 
 def _check_limits(timeout: float | None, max_rows: int | None) -> None:

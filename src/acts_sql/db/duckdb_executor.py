@@ -13,7 +13,8 @@ With ``allow_writes=True`` statements run on a copy of the file in a private
 temporary directory (`sandbox.FileCopy`), deleted by :meth:`DuckDBExecutor.close`; the guard then
 lets DML and DDL through but nothing that reaches outside the copy. With
 ``isolate=True`` a call runs in a transaction that is rolled back, so the copy
-is left as it was (sequences excepted: DuckDB does not roll them back).
+is left as it was; DuckDB does not roll sequences back, so those the call moved
+are then set back with ``setval`` (`duckdb_sequences.SequenceKeeper`).
 
 Timeouts: a timer thread calls the connection's ``interrupt()`` at the
 deadline. Scratch sessions are cursors (their own DuckDB connections to the
@@ -34,6 +35,7 @@ from typing import Any
 import duckdb
 
 from acts_sql.db.base import REFLECT_TIMEOUT_S, BaseExecutor, fetch_result, needs_columns, since
+from acts_sql.db.duckdb_sequences import SequenceKeeper
 from acts_sql.db.executor import TableInfo
 from acts_sql.db.result import (
     ErrorKind,
@@ -213,6 +215,8 @@ class DuckDBExecutor(BaseExecutor):
     permit_when_writing = PERMIT_ON_COPY
     _isolating = False
     """The open batch runs in a transaction that `_end` rolls back."""
+    _sequences: SequenceKeeper | None = None
+    """With writes allowed: the copy's sequences, set back after each isolated batch."""
 
     def __init__(
         self,
@@ -234,6 +238,22 @@ class DuckDBExecutor(BaseExecutor):
         except DatabaseOpenError:
             self._drop_copy()
             raise
+        if allow_writes:
+            self._sequences = SequenceKeeper()
+            self._sequences.note(self._conn)
+
+    def _run_batch(
+        self, sql: str, cap: int, limit: float | None, *, isolating: bool = False
+    ) -> ExecResult:
+        """The batch; on the copy, then the sequences: an isolated batch's are set back,
+        a kept batch's are remembered where they now stand."""
+        result = super()._run_batch(sql, cap, limit, isolating=isolating)
+        if self._sequences is not None:
+            if isolating:
+                self._sequences.restore(self._conn)
+            else:
+                self._sequences.note(self._conn)
+        return result
 
     # ------------------------------------------------------------ hooks
 

@@ -10,8 +10,16 @@ reopened. Timeouts: `max_statement_time` on MariaDB, `max_execution_time` on
 MySQL (SELECT only), from the dialect's declaration.
 
 With `allow_writes=True` the executor works on a scratch database copied from
-the original (`MySQLCopy`, below), dropped at close. MySQL has no
-transactional DDL, so there is no rolled-back-transaction fallback.
+the original (`MySQLCopy`, below), dropped at close; copies whose owner
+process died are swept first (`sweep_orphans`). When the copy cannot be made
+(a lock held on a table for longer than `COPY_LOCK_WAIT_S`, no privilege to
+create a database ...) the executor does not open: `DatabaseOpenError` says
+why. Nothing ever runs on the original with writes allowed.
+
+A statement the timeout stops is `timeout`: MariaDB ends some statements
+(`BENCHMARK`) at `max_statement_time` without an error, as if they had
+returned, so after a statement that ran for most of its limit the session's
+`Max_statement_time_exceeded` counter says whether it was killed.
 
 `execute(sql, isolate=True)` leaves the copy as it was. Reads and DML on
 InnoDB tables run inside a transaction that is rolled back, and AUTO_INCREMENT
@@ -32,7 +40,7 @@ from acts_sql.db.base import BaseExecutor, capped, needs_columns, shift_position
 from acts_sql.db.executor import DEFAULT_MAX_ROWS, statement_timeout
 from acts_sql.db.guard import admit, caret_context, located_statements
 from acts_sql.db.result import ErrorKind, ExecResult, timeout_result, write_blocked_result
-from acts_sql.db.sandbox import copy_name, register_cleanup, unregister_cleanup
+from acts_sql.db.sandbox import copy_name, is_orphan, register_cleanup, unregister_cleanup
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
 from acts_sql.sql.dialects import get_dialect
@@ -63,6 +71,15 @@ _TABLE_STATE = (
 )
 TableState = dict[str, tuple[str, int | None]]
 """Base tables of the current database: name -> (engine, next AUTO_INCREMENT value)."""
+COPY_LOCK_WAIT_S = 10
+"""How long making a copy waits for a lock another session holds on the original."""
+_KILLS = (
+    "SHOW SESSION STATUS WHERE Variable_name IN "
+    "('Max_statement_time_exceeded', 'Max_execution_time_exceeded')"
+)
+"""How many of this session's statements the timeout stopped (MariaDB, MySQL)."""
+NEAR_LIMIT = 0.9
+"""A statement that ran this share of its limit may have been stopped silently."""
 
 
 def _require_driver() -> Any:
@@ -200,6 +217,8 @@ class MySQLExecutor(BaseExecutor):
     _timeout_variant: int | None = None
     """Which of the dialect's timeout statements the server knows, once found."""
     _timeout_set: str | None = None
+    _kills: int | None = None
+    """The session's count of statements the timeout stopped, as last read."""
     _batch_read_only = False
     _isolating = False
     _drain_cut_results = False
@@ -220,7 +239,9 @@ class MySQLExecutor(BaseExecutor):
             )
         self.database: str | None = self.url.database
         if allow_writes:
-            self._copy = MySQLCopy(connect(self.url, unbuffered=False), self.url.database)
+            admin = connect(self.url, unbuffered=False)
+            sweep_with(admin)
+            self._copy = MySQLCopy(admin, self.url.database)
             self.database = self._copy.name
         try:
             self._connect()
@@ -244,6 +265,7 @@ class MySQLExecutor(BaseExecutor):
                 cursor.execute("SET SESSION information_schema_stats_expiry = 0")
         self._conn = conn
         self._timeout_set = None
+        self._kills = self._kill_count()
 
     def _alive(self) -> bool:
         return self._conn is not None and bool(getattr(self._conn, "open", False))
@@ -352,7 +374,7 @@ class MySQLExecutor(BaseExecutor):
             return ExecResult(
                 status="error", error=f"cannot isolate the statements: {exc}", error_kind="other"
             )
-        saved = (self._conn, self.database, self._timeout_set)
+        saved = (self._conn, self.database, self._timeout_set, self._kills)
         try:
             admission = admit(sql, self.spec, allow_writes=True, database=snapshot.name)
             if not admission.allowed:  # it names the copy itself, which it must not write
@@ -368,7 +390,7 @@ class MySQLExecutor(BaseExecutor):
             if self._conn is not None and self._conn is not saved[0]:
                 with suppress(Exception):
                     self._conn.close()
-            self._conn, self.database, self._timeout_set = saved
+            self._conn, self.database, self._timeout_set, self._kills = saved
             snapshot.drop()
 
     def _simple(self, sql: str, args: Any = None) -> ExecResult | None:
@@ -408,11 +430,18 @@ class MySQLExecutor(BaseExecutor):
         try:
             cursor.execute(statement)
             if cursor.description is None:
-                return ExecResult(status="ok", row_count=max(cursor.rowcount, 0))
+                count = max(cursor.rowcount, 0)
+                cursor.close()
+                if self._stopped_silently(started, timeout):
+                    return timeout_result(timeout, None)
+                return ExecResult(status="ok", row_count=count)
             columns = [str(col[0]) for col in cursor.description]
             fetched = list(cursor.fetchmany(max_rows + 1))
         except driver.MySQLError as exc:
-            return failure_result(exc, statement, timeout=timeout)
+            failed = failure_result(exc, statement, timeout=timeout)
+            if failed.status == "timeout":
+                self._kills = self._kill_count()
+            return failed
         truncated = len(fetched) > max_rows
         drained = truncated and self._drain_cut_results and _drain(cursor, started + timeout)
         if truncated and not drained:
@@ -421,7 +450,28 @@ class MySQLExecutor(BaseExecutor):
         else:
             with suppress(Exception):
                 cursor.close()
+            if self._stopped_silently(started, timeout):  # BENCHMARK's 0 after a kill
+                return timeout_result(timeout, None)
         return capped(columns, fetched, max_rows)
+
+    def _kill_count(self) -> int | None:
+        """The session's count of statements the timeout stopped (None: unknown)."""
+        driver = _require_driver()
+        try:
+            with self._conn.cursor() as cursor:
+                cursor.execute(_KILLS)
+                rows = list(cursor.fetchall())
+        except driver.MySQLError:
+            return None
+        return sum(int(value) for _, value in rows)
+
+    def _stopped_silently(self, started: float, timeout: float) -> bool:
+        """Did the timeout stop the statement that just returned without an error?
+        Asked only when it ran for most of its limit (MariaDB's BENCHMARK returns 0)."""
+        if time.monotonic() - started < NEAR_LIMIT * timeout:
+            return False
+        before, self._kills = self._kills, self._kill_count()
+        return before is not None and self._kills is not None and self._kills > before
 
     def _reopen_after_discard(self) -> None:
         with suppress(DatabaseOpenError):
@@ -492,6 +542,7 @@ class MySQLScratchSession(MySQLExecutor):
         self.database = database
         self.stand_ins: set[str] = set()
         self._conn = connect(url, database=database)
+        self._kills = self._kill_count()
 
     def create_stand_in(self, name: str, columns: list[str]) -> ExecResult:
         """Create an empty TEMPORARY table `name` (TEXT columns); it shadows `name`."""
@@ -525,16 +576,18 @@ class MySQLCopy:
         self.source = source
         self.name = copy_name()
         self._conn = conn
-        self._run(f"CREATE DATABASE {_quote(self.name)}")
         self._handle = register_cleanup(self.drop)
         try:
+            for variable in ("lock_wait_timeout", "innodb_lock_wait_timeout"):
+                self._run(f"SET SESSION {variable} = {int(COPY_LOCK_WAIT_S)}")
+            self._run(f"CREATE DATABASE {_quote(self.name)}")
             self._copy_tables()
             self._copy_foreign_keys()
             self._copy_views()
         except Exception as exc:
             self.drop()
             raise DatabaseOpenError(
-                f"cannot copy MySQL database {source!r} for the sandbox: {exc}"
+                f"cannot make a private copy of {source!r} for --allow-writes: {_copy_refusal(exc)}"
             ) from None
 
     def _run(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
@@ -625,6 +678,62 @@ class MySQLCopy:
             self._run(f"DROP DATABASE IF EXISTS {_quote(self.name)}")
         with suppress(Exception):
             self._conn.close()
+
+
+def _copy_refusal(exc: BaseException) -> str:
+    """Why a copy failed, and what to do, in one line."""
+    errno = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    message = str(exc.args[1] if len(exc.args) > 1 else exc).strip()
+    first = message.splitlines()[0] if message else type(exc).__name__
+    if errno in (1205, 1969, 3024):  # lock wait timeout, statement time
+        return (
+            f"{first} (another session holds a lock on a table for more than "
+            f"{COPY_LOCK_WAIT_S} s); end that session's lock or transaction, or run "
+            "without --allow-writes"
+        )
+    if errno in (1044, 1142, 1227):  # access denied to create or read
+        return f"{first}; grant CREATE and SELECT to this user, or run without --allow-writes"
+    return first
+
+
+_SANDBOX_DATABASES = (
+    "SELECT schema_name FROM information_schema.schemata "
+    "WHERE schema_name LIKE 'acts\\_sandbox\\_%'"
+)
+_IN_USE = "SELECT count(*) FROM information_schema.processlist WHERE db = %s"
+
+
+def sweep_with(conn: Any) -> list[str]:
+    """Drop the copies on this server whose owner process is gone (see
+    `sandbox.owner_gone`) and that no visible session uses; never raises."""
+    dropped: list[str] = []
+    with suppress(Exception), conn.cursor() as cursor:
+        cursor.execute(_SANDBOX_DATABASES)
+        names = [str(row[0]) for row in cursor.fetchall()]
+        for name in names:
+            if not is_orphan(name):
+                continue
+            cursor.execute(_IN_USE, (name,))
+            if int(cursor.fetchone()[0]):
+                continue
+            with suppress(Exception):
+                cursor.execute(f"DROP DATABASE {_quote(name)}")
+                dropped.append(name)
+    return dropped
+
+
+def sweep_orphans(url: str | DatabaseURL) -> list[str]:
+    """Drop the copies on `url`'s server whose owner process is gone; never raises."""
+    parsed = url if isinstance(url, DatabaseURL) else parse_url(url)
+    try:
+        conn = connect(parsed, unbuffered=False)
+    except DatabaseOpenError:
+        return []
+    try:
+        return sweep_with(conn)
+    finally:
+        with suppress(Exception):
+            conn.close()
 
 
 def _quote(name: str) -> str:

@@ -11,13 +11,13 @@ cancelled. `statement_timeout` bounds every statement.
 With `allow_writes=True` the executor works on a throw-away copy made with
 `CREATE DATABASE ... TEMPLATE` (see `PostgresCopy`), with autocommit,
 and drops it at close. When no copy can be made (other sessions on the
-database, no CREATEDB privilege) it falls back to one transaction that is
-rolled back at close, each statement under a savepoint.
+database, no CREATEDB privilege) it does not open: `DatabaseOpenError` says
+why and what to do. Nothing ever runs on the original with writes allowed.
 
-`execute(sql, isolate=True)` leaves the database as it was: on the copy the
-batch runs inside `BEGIN` ... `ROLLBACK` (PostgreSQL's DDL is transactional)
-and sequences it advanced are set back; in the transaction fallback the batch
-runs under a savepoint that is rolled back.
+`execute(sql, isolate=True)` leaves the copy as it was: the batch runs inside
+`BEGIN` ... `ROLLBACK` (PostgreSQL's DDL is transactional) and every sequence
+it moved is set back (`nextval` is not transactional), whatever the guard
+thought the batch was, so each isolated call starts from the same state.
 
 The module also holds the error classification (SQLSTATE and position kept,
 psql's `LINE n:` caret added) and `PostgresCopy`; the execute loop is
@@ -50,7 +50,7 @@ from acts_sql.db.result import (
     timeout_result,
     write_blocked_result,
 )
-from acts_sql.db.sandbox import copy_name, register_cleanup, unregister_cleanup
+from acts_sql.db.sandbox import copy_name, is_orphan, register_cleanup, unregister_cleanup
 from acts_sql.db.statements import strip_leading_comments
 from acts_sql.db.url import DatabaseURL, parse_url
 from acts_sql.errors import DatabaseOpenError
@@ -67,7 +67,7 @@ _ROWS_FIRST = re.compile(r"^\(*\s*(SELECT|WITH|VALUES|TABLE|EXPLAIN|SHOW)\b", re
 _PROBES = itertools.count(1)
 DIALECT = get_dialect("postgresql")
 
-SandboxMode = Literal["copy", "transaction"]
+SandboxMode = Literal["copy"]
 
 
 # ---------------------------------------------------------------- errors
@@ -327,7 +327,6 @@ class PostgresExecutor(BaseExecutor):
         timeout: float | None = None,
         max_rows: int | None = None,
         allow_writes: bool = False,
-        sandbox: SandboxMode = "copy",
         privileged_routines: bool = False,
     ) -> None:
         super().__init__(timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
@@ -338,18 +337,18 @@ class PostgresExecutor(BaseExecutor):
         self.sandbox_mode: SandboxMode | None = None
         target = self.url
         if allow_writes:
-            if sandbox == "copy":
-                self._copy = PostgresCopy.try_create(self.url)
-            if self._copy is not None:
-                target = self.url.model_copy(update={"database": self._copy.name})
-                self.sandbox_mode = "copy"
-            else:
-                self.sandbox_mode = "transaction"
+            self._copy = PostgresCopy.create(self.url)
+            target = self.url.model_copy(update={"database": self._copy.name})
+            self.sandbox_mode = "copy"
         self.target = target
         self._conn: Any = None
         self._batch_read_only = False
         self._isolating = False
-        self._connect()
+        try:
+            self._connect()
+        except Exception:
+            self._drop_copy()
+            raise
         self.reaches_server = allow_writes and _reaches_server(self._conn)
         """True when this connection may run server programs or write server files."""
 
@@ -361,9 +360,6 @@ class PostgresExecutor(BaseExecutor):
             if not self.allow_writes:
                 for statement in DIALECT.read_only_session_sql:
                     conn.execute(statement)
-            elif self.sandbox_mode == "transaction":
-                conn.execute("BEGIN")
-                conn.execute("SET LOCAL lock_timeout = 5000")
         except Exception:
             conn.close()
             raise
@@ -376,18 +372,12 @@ class PostgresExecutor(BaseExecutor):
         self, *, read_only: bool | None = None, isolating: bool = False
     ) -> ExecResult | None:
         if not self._alive():
-            if self.sandbox_mode == "transaction":
-                return ExecResult(
-                    status="error",
-                    error="the connection was lost; the sandbox transaction is gone",
-                    error_kind="other",
-                )
             try:
                 self._connect()
             except DatabaseOpenError as exc:
                 return ExecResult(status="error", error=str(exc), error_kind="other")
         ro = (not self.allow_writes) if read_only is None else read_only
-        self._batch_read_only = ro and self.sandbox_mode != "transaction"
+        self._batch_read_only = ro
         if self._batch_read_only:
             self._conn.execute(DIALECT.read_only_begin)
         return None
@@ -398,16 +388,15 @@ class PostgresExecutor(BaseExecutor):
                 self._conn.execute("ROLLBACK")
 
     def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
-        """The batch in a transaction (on the copy) or under a savepoint (in the
-        transaction fallback) that is rolled back; on the copy, sequences the
-        batch advanced are set back (`nextval` is not transactional)."""
+        """The batch in a transaction on the copy that is rolled back; every sequence
+        it moved is set back (`nextval` is not transactional), also when the guard
+        admitted it as a read (`writes` False): a function may call `nextval`."""
         statements = self._open_batch(sql)
         if isinstance(statements, ExecResult):
             return statements
-        on_copy = self.sandbox_mode == "copy"
-        sequences = self._sequence_state() if on_copy and writes else None
+        sequences = self._sequence_state()
         try:
-            self._conn.execute("BEGIN" if on_copy else "SAVEPOINT acts_sql_isolate")
+            self._conn.execute("BEGIN")
         except Exception as exc:
             self._end()
             return ExecResult(
@@ -418,7 +407,7 @@ class PostgresExecutor(BaseExecutor):
             result = self._run_statements(statements, cap, limit)
         finally:
             self._isolating = False
-            self._undo(on_copy)
+            self._undo()
             self._end()
         if sequences:
             self._restore_sequences(sequences)
@@ -426,19 +415,14 @@ class PostgresExecutor(BaseExecutor):
             result = result.model_copy(update={"error": (result.error or "") + ISOLATION_NOTE})
         return result
 
-    def _undo(self, on_copy: bool) -> None:
-        """End an isolated batch keeping nothing. On the copy, a connection that
-        cannot roll back is closed (the server then rolls back) and reopened later."""
+    def _undo(self) -> None:
+        """End an isolated batch keeping nothing; a connection that cannot roll back is
+        closed (the server then rolls back) and reopened later."""
         try:
-            if on_copy:
-                self._conn.execute("ROLLBACK")
-            else:
-                self._conn.execute("ROLLBACK TO SAVEPOINT acts_sql_isolate")
-                self._conn.execute("RELEASE SAVEPOINT acts_sql_isolate")
+            self._conn.execute("ROLLBACK")
         except Exception:
-            if on_copy:
-                with suppress(Exception):
-                    self._conn.close()
+            with suppress(Exception):
+                self._conn.close()
 
     def _sequence_state(self) -> SequenceState | None:
         """Where each readable sequence of the copy stands (None when unreadable)."""
@@ -455,6 +439,9 @@ class PostgresExecutor(BaseExecutor):
         left unused at another value (`setval(s, n, false)`, `RESTART WITH n`) would
         come back at its start instead: `pg_sequence_last_value` cannot tell."""
         if not self._alive():
+            with suppress(DatabaseOpenError):
+                self._connect()  # the batch's connection was closed to roll it back
+        if not self._alive():
             return
         after = self._sequence_state() or {}
         for oid, (last, start) in before.items():
@@ -465,10 +452,7 @@ class PostgresExecutor(BaseExecutor):
                 self._conn.execute("SELECT setval(%s::oid, %s, %s)", (oid, value, called))
 
     def _run_statement(self, statement: str, max_rows: int, timeout: float) -> ExecResult:
-        savepoint = self._isolating or (
-            self.sandbox_mode == "transaction" and not self._batch_read_only
-        )
-        if not savepoint:
+        if not self._isolating:
             result = run_statement(self._conn, statement, max_rows, timeout)
             if result.truncated and self._batch_read_only and in_error(self._conn):
                 # the cancelled rest of a stream aborted the transaction: start a new one
@@ -487,8 +471,7 @@ class PostgresExecutor(BaseExecutor):
     def _probe_statement(self, statement: str) -> ExecResult | None:
         if not self._alive():
             return None
-        in_transaction = self.sandbox_mode == "transaction"
-        return probe_statement(self._conn, statement, in_transaction=in_transaction)
+        return probe_statement(self._conn, statement)
 
     def _sandbox_database(self) -> str | None:
         return self.target.database
@@ -498,9 +481,6 @@ class PostgresExecutor(BaseExecutor):
 
     def _disconnect(self) -> None:
         if self._conn is not None:
-            with suppress(Exception):
-                if self.sandbox_mode == "transaction":
-                    self._conn.execute("ROLLBACK")
             with suppress(Exception):
                 self._conn.close()
             self._conn = None
@@ -616,12 +596,9 @@ def open_url(
     timeout: float | None = None,
     max_rows: int | None = None,
     allow_writes: bool = False,
-    sandbox: SandboxMode = "copy",
 ) -> PostgresExecutor:
     """The `connect.open_database` entry point for postgresql:// URLs (superuser-safe)."""
-    return PostgresExecutor(
-        url, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes, sandbox=sandbox
-    )
+    return PostgresExecutor(url, timeout=timeout, max_rows=max_rows, allow_writes=allow_writes)
 
 
 # ---------------------------------------------------------------- throw-away copies
@@ -632,9 +609,9 @@ MAINTENANCE_DATABASES = ("postgres", "template1")
 
 class PostgresCopy:
     """A database made from the user's one with CREATE DATABASE ... TEMPLATE (needs CREATEDB
-    and no other session on the original; PostgreSQL waits a few seconds for them to leave,
-    then we give up and the executor falls back to a transaction that is always rolled
-    back). Dropped at `drop()`, or when the process ends (`sandbox.register_cleanup`)."""
+    and no other session on the original; PostgreSQL waits a few seconds for them to
+    leave). Dropped at `drop()`, or when the process ends (`sandbox.register_cleanup`);
+    copies of processes that died without either are swept by the next `create`."""
 
     def __init__(self, url: DatabaseURL, name: str, maintenance: str) -> None:
         self.url = url
@@ -643,31 +620,24 @@ class PostgresCopy:
         self._handle = register_cleanup(self.drop)
 
     @classmethod
-    def try_create(cls, url: DatabaseURL, *, attempts: int = 1) -> PostgresCopy | None:
-        """The copy, or None when PostgreSQL refuses (other sessions, no CREATEDB)."""
+    def create(cls, url: DatabaseURL) -> PostgresCopy:
+        """The copy; DatabaseOpenError saying why and what to do when PostgreSQL refuses."""
         if not url.database:
             raise DatabaseOpenError("a PostgreSQL URL needs a database name to copy")
         admin, maintenance = _maintenance_connection(url)
         name = copy_name()
         try:
-            for attempt in range(attempts):
-                try:
-                    admin.execute(f"CREATE DATABASE {_quote(name)} TEMPLATE {_quote(url.database)}")
-                    return cls(url, name, maintenance)
-                except Exception as exc:
-                    state = getattr(exc, "sqlstate", None)
-                    if state == "55006" and attempt + 1 < attempts:  # others are connected
-                        time.sleep(0.5)
-                        continue
-                    if state in ("55006", "42501"):
-                        return None
-                    raise DatabaseOpenError(
-                        f"cannot copy PostgreSQL database {url.database!r} for the sandbox: "
-                        f"{str(exc).splitlines()[0]}"
-                    ) from None
+            sweep_with(admin)
+            admin.execute(f"CREATE DATABASE {_quote(name)} TEMPLATE {_quote(url.database)}")
+            return cls(url, name, maintenance)
+        except Exception as exc:
+            raise DatabaseOpenError(
+                f"cannot make a private copy of {url.database!r} for --allow-writes: "
+                + _copy_refusal(admin, url, exc),
+                url=url.redacted(),
+            ) from None
         finally:
             admin.close()
-        return None
 
     def drop(self) -> None:
         """Drop the copy, ending any session still on it."""
@@ -678,6 +648,75 @@ class PostgresCopy:
                 admin.execute(f"DROP DATABASE IF EXISTS {_quote(self.name)} WITH (FORCE)")
             finally:
                 admin.close()
+
+
+_OTHER_SESSIONS = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+
+
+def _copy_refusal(admin: Any, url: DatabaseURL, exc: BaseException) -> str:
+    """Why CREATE DATABASE ... TEMPLATE failed, and what to do, in one line."""
+    state = getattr(exc, "sqlstate", None)
+    if state == "55006":
+        with suppress(Exception):
+            count = int(admin.execute(_OTHER_SESSIONS, (url.database,)).fetchone()[0])
+            others = f"{count} other session{'s are' if count != 1 else ' is'} connected to it"
+            them = "it" if count == 1 else "them"
+            return (
+                f"{others} (PostgreSQL copies a database only while nobody else is "
+                f"connected); close {them}, or run without --allow-writes"
+            )
+        return "other sessions are connected to it; close them, or run without --allow-writes"
+    role = url.username or "this role"
+    if state == "42501" and "copy" in str(exc):
+        return (
+            f"role {role!r} does not own the database (PostgreSQL lets only its owner or a "
+            "superuser copy it); connect as its owner, or run without --allow-writes"
+        )
+    if state == "42501":
+        return (
+            f"role {role!r} may not create databases; grant it with "
+            f"ALTER ROLE {_quote(role)} CREATEDB, or run without --allow-writes"
+        )
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+_SANDBOX_DATABASES = r"""
+SELECT d.datname FROM pg_database AS d
+WHERE d.datname LIKE 'acts\_sandbox\_%'
+  AND d.datdba = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+  AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.datname = d.datname)
+"""
+"""Copies this role owns that nobody is connected to (their owner may still run)."""
+
+
+def sweep_with(admin: Any) -> list[str]:
+    """Drop the copies on this server whose owner process is gone (see
+    `sandbox.owner_gone`), through `admin`, a connection to another database.
+    Returns the names dropped; never raises."""
+    dropped: list[str] = []
+    with suppress(Exception):
+        names = [str(row[0]) for row in admin.execute(_SANDBOX_DATABASES).fetchall()]
+        for name in names:
+            if not is_orphan(name):
+                continue
+            with suppress(Exception):  # refused while someone connects to it: kept
+                admin.execute(f"DROP DATABASE {_quote(name)}")
+                dropped.append(name)
+    return dropped
+
+
+def sweep_orphans(url: str | DatabaseURL) -> list[str]:
+    """Drop the copies on `url`'s server whose owner process is gone; never raises."""
+    parsed = url if isinstance(url, DatabaseURL) else parse_url(url)
+    try:
+        admin, _ = _maintenance_connection(parsed)
+    except DatabaseOpenError:
+        return []
+    try:
+        return sweep_with(admin)
+    finally:
+        admin.close()
 
 
 def _maintenance_connection(url: DatabaseURL) -> tuple[Any, str]:

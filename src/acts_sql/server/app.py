@@ -46,7 +46,8 @@ def create_app(
     `llm` overrides how each run's backend is made (tests inject scripted
     backends this way). With `check`, every database is opened once and the
     LLM SPEC is parsed now: a bad one raises (ConfigError, DatabaseOpenError)
-    before the service starts. The run store is opened in any case (runs a
+    before the service starts; throw-away copies that dead processes left are
+    removed then (`DatabaseCatalog.sweep`). The run store is opened in any case (runs a
     previous process left in progress become interrupted); one that cannot
     be opened raises ConfigError.
     """
@@ -54,6 +55,7 @@ def create_app(
     backends = BackendFactory(config.llm, llm)
     if check:
         catalog.check()
+        catalog.sweep()
         backends.check()
     limits = config.limits
     store = open_store(config.store)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from acts_sql.db.connect import open_database
+from acts_sql.db.connect import open_database, sweep_orphans
 from acts_sql.db.executor import Executor
 from acts_sql.errors import ConfigError, DatabaseOpenError
 from acts_sql.llm.base import LLMBackend
@@ -45,6 +45,15 @@ class DatabaseCatalog:
                 self._dialects[name] = get_dialect(executor.dialect).name
             finally:
                 executor.close()
+
+    def sweep(self) -> list[str]:
+        """Remove the throw-away copies that dead processes left: in the temp dir, and on
+        the server of each database with writes on a copy. Returns the names removed."""
+        removed = sweep_orphans()
+        for db in self._databases.values():
+            if db.writes == "copy":
+                removed += sweep_orphans(db.url)
+        return removed
 
     def resolve(self, name: str, dialect: str | None) -> str:
         """The database's dialect; ApiError for an unknown name or a dialect that does not fit."""
