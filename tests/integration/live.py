@@ -101,6 +101,12 @@ class Engine:
     """Sandbox copies that exist now (databases or temp dirs)."""
 
 
+def own_copy_prefix() -> str:
+    """The name prefix of the copies this test process makes (other processes, such as
+    another test run on the same server, have their own)."""
+    return f"{SANDBOX_PREFIX}{os.getpid()}_"
+
+
 def _require(variable: str) -> str | None:
     url = os.environ.get(variable)
     if not url and os.environ.get("ACTS_SQL_REQUIRE_SERVICES") == "1":
@@ -143,7 +149,7 @@ def _pg_engine(admin: str) -> Engine:
         url=url,
         admin_url=admin,
         checksum=lambda: pg_checksums(url),
-        copies=lambda: [d for d in pg_databases(admin) if d.startswith(SANDBOX_PREFIX)],
+        copies=lambda: [d for d in pg_databases(admin) if d.startswith(own_copy_prefix())],
     )
 
 
@@ -162,7 +168,7 @@ def _mysql_engine(admin: str) -> Engine:
         url=url,
         admin_url=admin,
         checksum=lambda: mysql_checksums(url),
-        copies=lambda: [d for d in mysql_databases(admin) if d.startswith(SANDBOX_PREFIX)],
+        copies=lambda: [d for d in mysql_databases(admin) if d.startswith(own_copy_prefix())],
     )
 
 

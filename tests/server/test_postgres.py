@@ -56,3 +56,42 @@ def test_figure3_on_postgresql(tmp_path: Path, pg_url: str, figure3):
     assert result["accepted"] is True
     assert result["result"]["rows"] == [[1, "Atlas"], [5, "Ember"]]
     assert wrong.status_code == 400 and wrong.json()["error"]["code"] == "dialect_mismatch"
+
+
+def test_service_start_removes_copies_that_dead_processes_left(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+):
+    """`acts-sql serve` sweeps the server of each database with writes on a copy, and the
+    temp dir: copies whose owner process is gone go, a live process's copy stays."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import psycopg
+
+    from acts_sql.db.sandbox import copy_name, current_owner
+    from acts_sql.server import create_app, load_config
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    me = current_owner()
+    dead = f"acts_sandbox_{child.pid}_{me.start}_{me.host}_0123abcd"
+    live = copy_name()
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    folder = temp / f"acts-sql-sandbox-{child.pid}-{me.start}-{me.host}-abcd1234"
+    folder.mkdir()
+    config = service_config(tmp_path, databases={"pg": {"url": pg_url, "writes": "copy"}})
+    admin = psycopg.connect(pg_url, autocommit=True)
+    try:
+        for name in (dead, live):
+            admin.execute(f'CREATE DATABASE "{name}"')
+        create_app(load_config(config, environ={}))
+        names = {row[0] for row in admin.execute("SELECT datname FROM pg_database")}
+        assert dead not in names and live in names
+        assert not folder.exists()
+    finally:
+        for name in (dead, live):
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.close()

@@ -21,10 +21,11 @@ name says who made it: `acts_sandbox_<pid>_<start>_<host>_<random>` (databases)
 and `acts-sql-sandbox-<pid>-<start>-<host>-<random>` (temp folders), where
 `<start>` is the owner's start time (clock ticks since boot, field 22 of
 `/proc/<pid>/stat`; 0 where there is no /proc) and `<host>` a short hash of the
-host name. `owner_gone` says whether that process has ended: a pid now used by
-a process that started at another time is not the owner; a copy made on
-another host is never judged. `sweep_temp_dir` here and each server module's
-`sweep_orphans` remove only copies whose owner is gone.
+host name and pid namespace. `owner_gone` says whether that process has ended: a
+pid now used by a process that started at another time is not the owner; a copy
+made on another host (or in another container) is never judged. `sweep_temp_dir`
+here and each server module's `sweep_orphans` remove only copies whose owner is
+gone.
 """
 
 from __future__ import annotations
@@ -94,8 +95,12 @@ class Owner:
 
 
 def host_tag() -> str:
-    """Six hex digits naming this host (a hash of its name)."""
-    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+    """Six hex digits naming where pids mean something: a hash of the host name and of
+    the pid namespace (containers sharing a host name do not share pids)."""
+    namespace = ""
+    with suppress(OSError):
+        namespace = os.readlink("/proc/self/ns/pid")
+    return hashlib.sha256(f"{socket.gethostname()}|{namespace}".encode()).hexdigest()[:6]
 
 
 def process_start(pid: int) -> int | None:
