@@ -7,10 +7,8 @@ Corpus: tests/fixtures/sql/safety/hostile.tsv (`<dialect> TAB <sql>`, all must b
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
@@ -18,34 +16,9 @@ from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.safety import check_statement
 from acts_sql.sql.safety_rules.escapes import EscapeError, decode_body, decode_unicode_escapes
 from acts_sql.sql.safety_rules.functions import ALWAYS_BLOCKED, HARMLESS, generated
+from hostile_corpus import Hostile, load_hostile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sql" / "safety"
-HOSTILE = FIXTURES / "hostile.tsv"
-_ESCAPE = re.compile(r"\\(.)")
-_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\"}
-
-
-class Hostile(NamedTuple):
-    line: int
-    dialect: str
-    sql: str
-
-    def __str__(self) -> str:
-        return f"{self.line}:{self.dialect}:{self.sql[:60]}"
-
-
-def load_hostile(tmp: str = "/tmp/acts-hostile") -> list[Hostile]:
-    """The hostile corpus, `{tmp}` replaced by `tmp`."""
-    cases = []
-    for number, raw in enumerate(HOSTILE.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip() or raw.startswith("#"):
-            continue
-        dialect, sql = raw.split("\t", 1)
-        text = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), sql)
-        cases.append(Hostile(number, dialect, text.replace("{tmp}", tmp)))
-    return cases
-
-
 CASES = load_hostile()
 
 
