@@ -34,6 +34,8 @@ from acts_sql.sql.safety import check_statement, findings
 UNPARSEABLE = "unparseable"
 WRITE_CATEGORIES = frozenset({"write", "ddl", "dml", "procedure"})
 """Guard categories that may run when writes are allowed (then checked again here)."""
+WRITES_WITH_CALLS = WRITE_CATEGORIES | {"function"}
+"""...and what the rest of such a text may hold: calls of functions off the allowlist."""
 
 _READS = (exp.Query, exp.Values)
 _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
@@ -106,25 +108,22 @@ def admit(
         return Admission(False, f"cannot be verified as read-only ({reason})", probe=True)
     if stand_ins and only_writes_to(sql, d, stand_ins):
         return Admission(True, writes=True)
-    if not allow_writes or verdict.category not in WRITE_CATEGORIES:
+    if not allow_writes or verdict.category not in WRITES_WITH_CALLS:
         return Admission(False, reason)
-    beyond = _beyond_sandbox(sql, d, extra_functions, routines=routines)
+    beyond = _beyond_sandbox(sql, d, extra_functions)
     if beyond is not None:
         return Admission(False, beyond)
     problem = sandbox_violation(sql, d, database, routines=routines)
     return Admission(problem is None, problem or "", writes=problem is None)
 
 
-def _beyond_sandbox(
-    sql: str, dialect: Dialect, extra_functions: frozenset[str], *, routines: bool
-) -> str | None:
+def _beyond_sandbox(sql: str, dialect: Dialect, extra_functions: frozenset[str]) -> str | None:
     """Why `sql` must not run even with writes allowed, judged on every finding (not only
     the first): `DELETE ...; SELECT pg_terminate_backend(...)` is blocked for the call.
-    A function off the allowlist may run on the copy when routines may (the copy's own
-    functions); always-blocked ones never do."""
-    permitted = WRITE_CATEGORIES | ({"function"} if routines else set())
+    A function off the allowlist may run on the copy (the copy's own routines, as `CALL`
+    does); always-blocked ones never do."""
     for finding in findings(sql, dialect, extra_functions=extra_functions):
-        if finding.category not in permitted:
+        if finding.category not in WRITES_WITH_CALLS:
             return finding.reason()
     return None
 

@@ -431,6 +431,8 @@ class PostgresExecutor(BaseExecutor):
     def _extra_functions(self) -> frozenset[str]:
         """Functions of this database's own schemas (PostGIS, the user's) whose every
         overload is immutable or stable: the guard lets reads call them. Read once."""
+        if self._closed:
+            return frozenset()
         if self._own_functions is None:
             listing = self.run_internal(_OWN_FUNCTIONS, max_rows=_OWN_FUNCTIONS_CAP)
             names = {str(row[0]) for row in listing.rows} if listing.ok else set()

@@ -65,11 +65,12 @@ _REPLICATION = "it drives replication"
 _FILES = "it reads server files"
 
 ALWAYS_BLOCKED: tuple[Blocked, ...] = (
-    # SQL given as text: a second door past every rule of the guard
-    _blocked(r"(query|cursor)_to_xml(schema|_and_xmlschema)?", "procedure", _TEXT_SQL),
-    _blocked(r"ts_stat|ts_rewrite", "procedure", _TEXT_SQL, _PG),
-    _blocked(r"crosstab\d*|connectby", "procedure", _TEXT_SQL + " (tablefunc)", _PG),
-    _blocked(r"json_execute_serialized_sql|query|query_table", "procedure", _TEXT_SQL, _DUCK),
+    # SQL given as text: a statement hidden in a string, a second door past every rule of
+    # the guard (category "hidden": never permitted, not even on a sandbox copy)
+    _blocked(r"(query|cursor)_to_xml(schema|_and_xmlschema)?", "hidden", _TEXT_SQL),
+    _blocked(r"ts_stat|ts_rewrite", "hidden", _TEXT_SQL, _PG),
+    _blocked(r"crosstab\d*|connectby", "hidden", _TEXT_SQL + " (tablefunc)", _PG),
+    _blocked(r"json_execute_serialized_sql|query|query_table", "hidden", _TEXT_SQL, _DUCK),
     _blocked(r"dblink\w*", "network", "it runs SQL on another server"),
     # sessions and server administration
     _blocked(r"pg_terminate_backend|pg_cancel_backend", "admin", "it signals other sessions"),
