@@ -28,6 +28,7 @@ from live import PG_ENV
 import acts_sql.db.guard as guard
 from acts_sql.db.connect import open_database
 from acts_sql.sql.safety import SafetyVerdict
+from acts_sql.sql.safety_rules.escapes import EscapeError, decode_body
 from hostile_corpus import load_hostile
 
 _PG_STATE = """
@@ -228,3 +229,33 @@ def test_sqlite_hostile_corpus_has_no_effect(tmp_path: Path) -> None:
     counts = _counts("sqlite", statuses, effects)
     assert effects == []
     assert counts["blocked"] == counts["attempted"] >= 3
+
+
+ESCAPE_BODIES = [
+    "d\\0061t\\0061",
+    "\\+01F600 \\D83D\\DE00",
+    "a\\\\b",
+    "x\\00e9y",
+    "\\006",
+    "\\0000",
+    "\\D800",
+    "\\DE00",
+    "\\D83Dx",
+    "\\+110000",
+    "\\x041",
+    "end\\",
+]
+
+
+def test_unicode_escapes_decode_exactly_as_postgresql_does(pg_database: str) -> None:
+    """Each body: PostgreSQL's own reading of U&'<body>' equals `decode_body`, and a body
+    PostgreSQL rejects is one `decode_body` rejects."""
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        for body in ESCAPE_BODIES:
+            try:
+                expected = conn.execute(f"SELECT U&'{body}'").fetchone()
+            except psycopg.Error:
+                with pytest.raises(EscapeError):
+                    decode_body(body)
+                continue
+            assert expected is not None and decode_body(body) == expected[0], body

@@ -98,6 +98,7 @@ def test_ordinary_postgresql_reads_pass(sql: str) -> None:
         "SELECT list_transform([1, 2], x -> x + 1), strftime(now(), '%Y'), random()",
         "SELECT * FROM range(3), unnest([1, 2]), duckdb_tables(), pragma_table_info('t')",
         "SELECT a FROM t WHERE a GLOB 'x*' AND b <> ALL (SELECT 1)",
+        "SELECT COLUMNS('a.*'), median(x), arg_max(a, b) FROM t QUALIFY row_number() OVER () = 1",
     ],
 )
 def test_ordinary_duckdb_reads_pass(sql: str) -> None:

@@ -186,6 +186,7 @@ HARMLESS: dict[str, dict[str, str]] = {
         "current_transaction_id": "reads the connection state",
         "version": "the DuckDB version",
         "histogram": "an aggregate (also a table macro)",
+        "columns": "the COLUMNS(...) star expression: selects columns, calls nothing",
         # table functions that only make rows or read the catalog
         "range": "makes rows",
         "generate_series": "makes rows",
