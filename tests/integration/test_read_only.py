@@ -41,7 +41,9 @@ def test_writes_are_blocked(engine: Engine, statement: str) -> None:
 
 
 def _allow_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(guard, "check_statement", lambda sql, dialect: SafetyVerdict(allowed=True))
+    monkeypatch.setattr(
+        guard, "check_statement", lambda sql, dialect, **_: SafetyVerdict(allowed=True)
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,7 +70,7 @@ def test_the_engine_refuses_writes_even_without_the_guard(
 
 def _unparseable(monkeypatch: pytest.MonkeyPatch) -> None:
     verdict = SafetyVerdict(allowed=False, reason="pretend", category="unparseable")
-    monkeypatch.setattr(guard, "check_statement", lambda sql, dialect: verdict)
+    monkeypatch.setattr(guard, "check_statement", lambda sql, dialect, **_: verdict)
 
 
 def test_unparseable_text_gets_the_engines_own_syntax_error(

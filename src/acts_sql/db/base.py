@@ -155,9 +155,12 @@ class BaseExecutor(ABC):
                 database=self._sandbox_database(),
                 stand_ins=self._stand_ins(),
                 routines=self._routines_allowed(),
+                extra_functions=self._extra_functions(),
             )
         permit = self.permit_when_writing if self.allow_writes else frozenset()
-        verdict = check_statement(sql, self.spec, permit=permit)
+        verdict = check_statement(
+            sql, self.spec, permit=permit, extra_functions=self._extra_functions()
+        )
         reason = verdict.reason or "not allowed"
         return Admission(verdict.allowed, reason, probe=verdict.category == "unparseable")
 
@@ -224,6 +227,11 @@ class BaseExecutor(ABC):
 
     def _stand_ins(self) -> frozenset[str]:
         """A scratch session's TEMP stand-ins, which its statements may write."""
+        return frozenset()
+
+    def _extra_functions(self) -> frozenset[str]:
+        """Functions of the user's own catalog the guard may let a read call, besides
+        its allowlist (see `safety.check_statement`); none by default."""
         return frozenset()
 
     def _routines_allowed(self) -> bool:

@@ -29,11 +29,13 @@ from acts_sql.errors import SqlParseError
 from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
 from acts_sql.sql.query_text import split_statements
-from acts_sql.sql.safety import check_statement
+from acts_sql.sql.safety import check_statement, findings
 
 UNPARSEABLE = "unparseable"
 WRITE_CATEGORIES = frozenset({"write", "ddl", "dml", "procedure"})
 """Guard categories that may run when writes are allowed (then checked again here)."""
+WRITES_WITH_CALLS = WRITE_CATEGORIES | {"function"}
+"""...and what the rest of such a text may hold: calls of functions off the allowlist."""
 
 _READS = (exp.Query, exp.Values)
 _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
@@ -84,6 +86,7 @@ def admit(
     database: str | None = None,
     stand_ins: frozenset[str] = frozenset(),
     routines: bool = True,
+    extra_functions: frozenset[str] = frozenset(),
 ) -> Admission:
     """Decide whether `sql` may be sent.
 
@@ -93,9 +96,11 @@ def admit(
     `routines=False`: with writes allowed, code the guard cannot read (DO
     blocks, new functions and procedures) is blocked too; executors pass it
     for a connection that could reach the server itself (a superuser).
+    `extra_functions`: functions the executor found side-effect free in the user's
+    catalog (see `safety.check_statement`).
     """
     d = get_dialect(dialect)
-    verdict = check_statement(sql, d)
+    verdict = check_statement(sql, d, extra_functions=extra_functions)
     if verdict.allowed:
         return Admission(True)
     reason = verdict.reason or "not allowed"
@@ -103,10 +108,24 @@ def admit(
         return Admission(False, f"cannot be verified as read-only ({reason})", probe=True)
     if stand_ins and only_writes_to(sql, d, stand_ins):
         return Admission(True, writes=True)
-    if not allow_writes or verdict.category not in WRITE_CATEGORIES:
+    if not allow_writes or verdict.category not in WRITES_WITH_CALLS:
         return Admission(False, reason)
+    beyond = _beyond_sandbox(sql, d, extra_functions)
+    if beyond is not None:
+        return Admission(False, beyond)
     problem = sandbox_violation(sql, d, database, routines=routines)
     return Admission(problem is None, problem or "", writes=problem is None)
+
+
+def _beyond_sandbox(sql: str, dialect: Dialect, extra_functions: frozenset[str]) -> str | None:
+    """Why `sql` must not run even with writes allowed, judged on every finding (not only
+    the first): `DELETE ...; SELECT pg_terminate_backend(...)` is blocked for the call.
+    A function off the allowlist may run on the copy (the copy's own routines, as `CALL`
+    does); always-blocked ones never do."""
+    for finding in findings(sql, dialect, extra_functions=extra_functions):
+        if finding.category not in WRITES_WITH_CALLS:
+            return finding.reason()
+    return None
 
 
 def sandbox_violation(

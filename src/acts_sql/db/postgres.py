@@ -142,8 +142,19 @@ def _require_driver() -> Any:
     return psycopg
 
 
-def connect(url: DatabaseURL, *, database: str | None = None) -> Any:
-    """An autocommit psycopg connection; DatabaseOpenError with a one-line reason."""
+READ_ONLY_OPTIONS = (
+    "-c default_transaction_read_only=on -c lock_timeout=5000"
+    " -c idle_in_transaction_session_timeout=60000"
+)
+"""Server settings of a read-only session, sent with the connection (`options`) so that
+they hold from its first statement: every transaction READ ONLY unless acts-sql's own
+code says otherwise, no wait over 5 s for a lock, no transaction left open over 60 s."""
+
+
+def connect(url: DatabaseURL, *, database: str | None = None, options: str | None = None) -> Any:
+    """An autocommit psycopg connection; DatabaseOpenError with a one-line reason.
+
+    `options`: server settings (`-c name=value ...`) added to the URL's own."""
     driver = _require_driver()
     params: dict[str, Any] = {
         "host": url.host,
@@ -155,6 +166,8 @@ def connect(url: DatabaseURL, *, database: str | None = None) -> Any:
         "application_name": "acts-sql",
     }
     params.update(url.query)
+    if options:
+        params["options"] = f"{params.get('options') or ''} {options}".strip()
     params = {key: value for key, value in params.items() if value is not None}
     target = url.model_copy(update={"database": params.get("dbname")}).describe()
     try:
@@ -286,6 +299,19 @@ FROM pg_roles r WHERE r.rolname = current_user
 """
 
 
+_OWN_FUNCTIONS = """
+SELECT p.proname FROM pg_catalog.pg_proc AS p
+GROUP BY p.proname
+HAVING bool_and(p.provolatile IN ('i', 's') AND p.prokind IN ('f', 'a', 'w'))
+   AND bool_or(p.pronamespace NOT IN ('pg_catalog'::regnamespace,
+                                      'information_schema'::regnamespace))
+ORDER BY 1
+"""
+"""Names defined outside the system schemas whose every overload (in any schema) is
+immutable or stable (the guard's always-blocked list still wins over them)."""
+_OWN_FUNCTIONS_CAP = 20000
+
+
 _SEQUENCES = """
 SELECT s.seqrelid::bigint, pg_sequence_last_value(s.seqrelid), s.seqstart
 FROM pg_sequence AS s
@@ -344,6 +370,7 @@ class PostgresExecutor(BaseExecutor):
         self._conn: Any = None
         self._batch_read_only = False
         self._isolating = False
+        self._own_functions: frozenset[str] | None = None
         try:
             self._connect()
         except Exception:
@@ -355,7 +382,7 @@ class PostgresExecutor(BaseExecutor):
     # ------------------------------------------------------------ connection
 
     def _connect(self) -> None:
-        conn = connect(self.target)
+        conn = connect(self.target, options=None if self.allow_writes else READ_ONLY_OPTIONS)
         try:
             if not self.allow_writes:
                 for statement in DIALECT.read_only_session_sql:
@@ -383,9 +410,24 @@ class PostgresExecutor(BaseExecutor):
         return None
 
     def _end(self) -> None:
+        """Roll the read-only batch back, then release any session-level advisory lock
+        (a rollback keeps those), so that nothing stays held between batches."""
         if self._batch_read_only and self._alive():
             with suppress(Exception):
                 self._conn.execute("ROLLBACK")
+            with suppress(Exception):
+                self._conn.execute("SELECT pg_advisory_unlock_all()")
+
+    def _extra_functions(self) -> frozenset[str]:
+        """Functions of this database's own schemas (PostGIS, the user's) whose every
+        overload is immutable or stable: the guard lets reads call them. Read once."""
+        if self._closed:
+            return frozenset()
+        if self._own_functions is None:
+            listing = self.run_internal(_OWN_FUNCTIONS, max_rows=_OWN_FUNCTIONS_CAP)
+            names = {str(row[0]) for row in listing.rows} if listing.ok else set()
+            self._own_functions = frozenset(names)
+        return self._own_functions
 
     def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
         """The batch in a transaction on the copy that is rolled back; every sequence
@@ -490,7 +532,9 @@ class PostgresExecutor(BaseExecutor):
     @contextmanager
     def scratch(self) -> Iterator[PostgresScratchSession]:
         """A private connection whose transaction holds TEMP stand-ins; rolled back on exit."""
-        session = PostgresScratchSession(self.target, self.max_rows)
+        session = PostgresScratchSession(
+            self.target, self.max_rows, functions=self._extra_functions()
+        )
         try:
             yield session
         finally:
@@ -505,10 +549,18 @@ class PostgresScratchSession:
     nothing survives the session. Stand-in columns are `text`.
     """
 
-    def __init__(self, url: DatabaseURL, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(
+        self,
+        url: DatabaseURL,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        *,
+        functions: frozenset[str] = frozenset(),
+    ) -> None:
         self._conn = connect(url)
         self._conn.execute("BEGIN")
         self._max_rows = max_rows
+        self._functions = functions
+        """The database's own side-effect-free functions the guard lets reads call."""
         self._closed = False
         self._stand_ins: set[str] = set()
 
@@ -526,7 +578,9 @@ class PostgresScratchSession:
         self, sql: str, *, max_rows: int | None = None, timeout: float | None = None
     ) -> ExecResult:
         """Run `sql` (guarded, read-only but for the stand-ins) in this session."""
-        admission = admit(sql, DIALECT, stand_ins=frozenset(self._stand_ins))
+        admission = admit(
+            sql, DIALECT, stand_ins=frozenset(self._stand_ins), extra_functions=self._functions
+        )
         if not admission.allowed:
             if admission.probe:
                 for _, piece in located_statements(sql, DIALECT):

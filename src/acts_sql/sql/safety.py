@@ -45,6 +45,7 @@ from acts_sql.sql.safety_rules import (
     judge_root,
     unparsed_findings,
 )
+from acts_sql.sql.safety_rules.escapes import EscapeError, decode_unicode_escapes
 
 PERMIT_ON_COPY: frozenset[Category] = frozenset({"write", "ddl", "sequence", "lock"})
 """What an executor may let through when statements run on a throw-away copy."""
@@ -76,35 +77,55 @@ class SafetyVerdict(BaseModel):
 
 
 def check_statement(
-    sql: str, dialect: str | Dialect, *, permit: Iterable[Category] = ()
+    sql: str,
+    dialect: str | Dialect,
+    *,
+    permit: Iterable[Category] = (),
+    extra_functions: frozenset[str] = frozenset(),
 ) -> SafetyVerdict:
     """Verdict for a text of one or more statements in `dialect`.
 
     `permit` lists categories the caller sandboxes itself (see
     `PERMIT_ON_COPY`, `PERMIT_IN_ROLLBACK`); by default nothing but reads
     passes. Raises ValueError for a category outside `PERMITTABLE`.
+    `extra_functions`: names an executor found side-effect free in the user's
+    own catalog, allowed besides the generated allowlist (never over
+    `functions.ALWAYS_BLOCKED`).
     """
     permitted = frozenset(permit)
     if not permitted <= PERMITTABLE:
         extra = ", ".join(sorted(permitted - PERMITTABLE))
         raise ValueError(f"categories that can never be permitted: {extra}")
-    for finding in findings(sql, dialect):
+    for finding in findings(sql, dialect, extra_functions=extra_functions):
         if finding.category not in permitted:
             return SafetyVerdict(allowed=False, reason=finding.reason(), category=finding.category)
     return SafetyVerdict(allowed=True)
 
 
-def findings(sql: str, dialect: str | Dialect) -> list[Finding]:
-    """Every reason to block `sql` (empty for a plain read), in text order."""
+def findings(
+    sql: str, dialect: str | Dialect, *, extra_functions: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """Every reason to block `sql` (empty for a plain read), in text order.
+
+    PostgreSQL's `U&` escapes are decoded first (`escapes.decode_unicode_escapes`):
+    the rules read names as the engine will; an escape it would reject blocks."""
     d = get_dialect(dialect)
     found = [finding for rule in TEXT_RULES for finding in rule(sql, d)]
+    try:
+        sql = decode_unicode_escapes(sql, d)
+    except EscapeError as error:
+        return [*found, Finding("unparseable", f"{error} (in a U& escape)")]
     try:
         statements = parse_statements(sql, d)
     except SqlParseError as error:
         return [*found, *(unparsed_findings(sql, d) or [Finding("unparseable", str(error))])]
     if not statements:
         return [*found, Finding("empty", "")]
-    ctx = Context(dialect=d, check_text=lambda text: findings(text, d))
+    ctx = Context(
+        dialect=d,
+        check_text=lambda text: findings(text, d, extra_functions=extra_functions),
+        extra_functions=extra_functions,
+    )
     total = len(statements)
     for index, statement in enumerate(statements, start=1):
         here = judge_root(statement, ctx) + judge_nodes(statement, ctx)

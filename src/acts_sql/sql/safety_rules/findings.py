@@ -37,8 +37,11 @@ class Finding:
 
 @dataclass(frozen=True)
 class Context:
-    """What every rule may consult: the dialect, and a way to check a nested
-    statement text (EXPLAIN's) with the same rules."""
+    """What every rule may consult: the dialect, a way to check a nested
+    statement text (EXPLAIN's) with the same rules, and the functions the
+    executor found side-effect free in the user's own catalog."""
 
     dialect: Dialect
     check_text: Callable[[str], list[Finding]]
+    extra_functions: frozenset[str] = frozenset()
+    """Names (as the catalog spells them) allowed besides the generated lists."""

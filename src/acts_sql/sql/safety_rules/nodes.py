@@ -7,11 +7,20 @@ none). `judge_nodes` walks the tree once and applies every rule in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from sqlglot import exp
 
+from acts_sql.sql.safety_rules.escapes import ESCAPING_DIALECTS, NAMEDATALEN
 from acts_sql.sql.safety_rules.findings import Context, Finding
+from acts_sql.sql.safety_rules.functions import (
+    ALLOWLIST_DIALECTS,
+    HARMLESS_CLASSES,
+    OPERATOR_CLASSES,
+    blocked_kind,
+    is_listed,
+)
 from acts_sql.sql.safety_rules.statements import statement_kind
 from acts_sql.sql.safety_rules.tables import (
     FILE_TABLE,
@@ -68,6 +77,75 @@ def side_effect_function(node: exp.Expr, ctx: Context) -> Iterator[Finding]:
             if rule.applies(name, ctx.dialect.name):
                 yield Finding.of(rule.kind, name=name)
                 return
+
+
+def unlisted_function(node: exp.Expr, ctx: Context) -> Iterator[Finding]:
+    """A call of an always-blocked function (every dialect), or, on PostgreSQL and
+    DuckDB, of a function not on the allowlist (see `functions`)."""
+    if not isinstance(node, exp.Func):
+        return
+    dialect = ctx.dialect.name
+    names = call_names(node, dialect)
+    for name in names:
+        kind = blocked_kind(name, dialect)
+        if kind is not None:
+            yield Finding.of(kind)
+            return
+    if dialect not in ALLOWLIST_DIALECTS or _known_syntax(node) or _in_pragma(node):
+        return
+    if any(is_listed(name, dialect, ctx.extra_functions) for name in names):
+        return
+    rendered = _rendered_name(node, ctx)
+    if rendered is None or not is_listed(rendered, dialect, ctx.extra_functions):
+        yield Finding("function", f"{names[0]}()")
+
+
+def call_names(node: exp.Func, dialect: str) -> list[str]:
+    """The names a call may be known by, normalised as the engine looks functions up.
+
+    A name sqlglot does not know (`Anonymous`) is the call's own: folded to lower case
+    unless quoted on PostgreSQL (where `"PG_READ_FILE"` is another, unknown name) and
+    cut to the 63 bytes PostgreSQL keeps; a schema prefix (`pg_catalog.f`) is a `Dot`
+    around the call and never part of it. A class sqlglot maps calls to: its SQL names.
+    """
+    if not isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        return _function_names(node)
+    this = node.this
+    quoted = isinstance(this, exp.Identifier) and this.quoted
+    name = this.name if isinstance(this, exp.Expr) else str(this)
+    if dialect in ESCAPING_DIALECTS:
+        name = name.encode("utf-8")[: NAMEDATALEN - 1].decode("utf-8", "ignore")
+    return [name if quoted and dialect == "postgresql" else name.lower()]
+
+
+def _in_pragma(node: exp.Func) -> bool:
+    """A PRAGMA's body (`PRAGMA table_info('t')`): the pragma rules judge it."""
+    return isinstance(node.parent, exp.Pragma | exp.EQ) and isinstance(
+        node.parent if isinstance(node.parent, exp.Pragma) else node.parent.parent, exp.Pragma
+    )
+
+
+_CALL_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def _rendered_name(node: exp.Func, ctx: Context) -> str | None:
+    """The function name sqlglot writes for a class it maps calls to, in this dialect
+    (`Transform` is DuckDB's `list_transform`), lower case; None when it writes none."""
+    if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        return None
+    try:
+        match = _CALL_NAME.match(node.sql(dialect=ctx.dialect.sqlglot_name))
+    except Exception:
+        return None
+    return match.group(1).lower() if match else None
+
+
+def _known_syntax(node: exp.Func) -> bool:
+    """A sqlglot class reviewed as harmless syntax (`HARMLESS_CLASSES`), or an operator."""
+    if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        return False
+    bases = {base.__name__ for base in type(node).__mro__}
+    return type(node).__name__ in HARMLESS_CLASSES or not bases.isdisjoint(OPERATOR_CLASSES)
 
 
 def package_call(node: exp.Expr, _ctx: Context) -> Iterator[Finding]:
@@ -131,6 +209,7 @@ def optimizer_hint(node: exp.Expr, _ctx: Context) -> Iterator[Finding]:
 NODE_RULES: tuple[NodeRule, ...] = (
     nested_statement,
     side_effect_function,
+    unlisted_function,
     package_call,
     oracle_sequence,
     lock_hint,
