@@ -55,7 +55,10 @@ REASON_PREFIX: dict[Category, str] = {
     "lock": "taking locks is not allowed",
     "sequence": "advancing sequences is not allowed (it is a write)",
     "hidden": "hidden statements are not allowed",
-    "function": "only functions known to be free of side effects may be called",
+    "function": (
+        "only functions known to be free of side effects may be called (built-ins on "
+        "acts-sql's list; on PostgreSQL also the database's own IMMUTABLE or STABLE functions)"
+    ),
     "unknown": "only statements known to be reads are allowed",
     "unparseable": "cannot be checked",
     "empty": "no SQL statement",
