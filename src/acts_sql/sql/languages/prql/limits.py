@@ -86,14 +86,29 @@ class _Level:
         return 1 + self.steps + max(self.ops, self.max_ops) + self.deepest_child
 
 
-@lru_cache(maxsize=256)
 def check_limits(text: str) -> SqlDiagnostic | None:
-    """The first limit `text` exceeds, as a diagnostic with line and column; None if none."""
+    """The first limit `text` exceeds, as a diagnostic with line and column; None if none.
+    (A text past `MAX_CHARS` is refused before the cache, which keeps only short texts.)"""
+    if len(text) > MAX_CHARS:
+        return _fail_size(text)
+    return _check_cached(text)
+
+
+@lru_cache(maxsize=256)
+def _check_cached(text: str) -> SqlDiagnostic | None:
     try:
         _Scanner(text).scan()
     except LimitExceeded as exc:
         return exc.diagnostic
     return None
+
+
+def _fail_size(text: str) -> SqlDiagnostic:
+    try:
+        _Scanner(text).scan()
+    except LimitExceeded as exc:
+        return exc.diagnostic
+    raise AssertionError("a text past MAX_CHARS always fails the scan")  # pragma: no cover
 
 
 class _Scanner:
