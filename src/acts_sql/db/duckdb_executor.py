@@ -7,7 +7,14 @@ Defence in depth, outermost first:
    (SELECT, EXPLAIN, a guard-approved PRAGMA); each runs on its own;
 3. the file is opened with ``read_only=True``, and with
    ``enable_external_access = false`` so that no statement can read or write
-   other files, attach databases or load extensions.
+   other files, attach databases or load extensions;
+4. the configuration is locked (``lock_configuration = true``, on every
+   connection, also the copy's with writes allowed, and inherited by the scratch
+   cursors): no ``SET``, ``RESET``, settings ``PRAGMA`` or settings-changing
+   function (``enable_logging``, ``enable_profiling``, ...) can change a setting,
+   so none can undo the rules above, print to the terminal or abort the process
+   (``enable_logging`` with a file sink aborted DuckDB 2.0.1). DuckDB's refusal
+   is a ``blocked`` result.
 
 With ``allow_writes=True`` statements run on a copy of the file in a private
 temporary directory (`sandbox.FileCopy`), deleted by :meth:`DuckDBExecutor.close`; the guard then
@@ -59,8 +66,16 @@ CONNECT_CONFIG: dict[str, Any] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "allow_persistent_secrets": False,
+    "lock_configuration": True,
 }
-"""Settings of every connection: no files beyond the database, no extensions."""
+"""Settings of every connection: no files beyond the database, no extensions, no
+secrets kept on disk, and no setting can be changed afterwards (`lock_configuration`)."""
+
+_LOCKED = "the configuration has been locked"
+"""DuckDB's message when a statement tries to change a locked setting."""
 
 READ_STATEMENT_TYPES = frozenset({"SELECT", "EXPLAIN", "PRAGMA"})
 """DuckDB statement types that may run read-only (PRAGMA only after the guard
@@ -101,6 +116,8 @@ def classify(exc: BaseException, *, timeout: float, statement: str = "") -> Exec
         return timeout_result(timeout, code)
     if "PermissionException" in names:
         return blocked_result(f"file and extension access is disabled ({message})")
+    if "InvalidInputException" in names and _LOCKED in message:
+        return blocked_result(f"changing DuckDB settings is not allowed ({message})")
     if "InvalidInputException" in names and "read-only mode" in message:
         return write_blocked_result(code)
     if not isinstance(exc, duckdb.Error):

@@ -8,7 +8,11 @@ would:
 
 - `compile`: ``prqlc.compile`` for the database's dialect (DuckDB, SQLite,
   PostgreSQL); the compiler's errors become diagnostics with the line, the
-  column and the message (`parse_errors`);
+  column and the message (`parse_errors`). A text past the limits of
+  ``limits.py`` (size, bracket nesting, expression depth, dotted names: where
+  prqlc overflows its stack and kills the process, or takes gigabytes) is a
+  compile error before prqlc sees it, and prqlc runs on a thread with a large
+  stack (``stack.py``);
 - `canonical` (the default): the SQL the text compiles to, so whitespace,
   comments and pipelines the compiler merges (two `filter`s, one `&&`) are the
   same query; a text that does not compile is compared by its words;
@@ -33,6 +37,8 @@ from acts_sql.sql.diagnostics import SqlDiagnostic
 from acts_sql.sql.dialects import get_dialect
 from acts_sql.sql.languages.base import QueryLanguage
 from acts_sql.sql.languages.prql.from_sql import translate
+from acts_sql.sql.languages.prql.limits import check_limits
+from acts_sql.sql.languages.prql.stack import on_large_stack
 
 PRQLC_TARGETS = {"duckdb": "sql.duckdb", "sqlite": "sql.sqlite", "postgresql": "sql.postgres"}
 """acts-sql dialect -> prqlc target. prqlc knows more (MySQL, SQL Server, ...); these are
@@ -90,11 +96,17 @@ def compile_report(text: str, options: prqlc.CompileOptions) -> str | list[SqlDi
     down. So the text is compiled with one trailing space per extra byte (no span can
     pass its end) and each error's place, which the compiler reads as a character
     index although it is a byte offset, is moved back to the right line and column.
-    A panic that still happens is reported as a compile error, never raised."""
+    A panic that still happens is reported as a compile error, never raised.
+
+    A text past a limit of `check_limits` is never compiled: its one diagnostic says
+    which limit, where. prqlc runs on a thread with a large stack (`on_large_stack`)."""
+    beyond = check_limits(text)
+    if beyond is not None:
+        return [beyond]
     extra = len(text.encode()) - len(text)
     padded = text + " " * extra
     try:
-        return prqlc.compile(padded, options)
+        return on_large_stack(lambda: prqlc.compile(padded, options))
     except ValueError as exc:  # prqlc reports every compile error as ValueError
         found = parse_errors(str(exc), text)
         return [_at_characters(d, padded, text) for d in found] if extra else found
