@@ -5,7 +5,9 @@ read-only connection without external access broke every later statement and
 aborted the process when the connection closed (SIGABRT, DuckDB 2.0.1), and
 ``enable_profiling()`` printed profiler boxes on stdout (into ``--json`` output).
 The statements run in a child process, so that an abort fails the test (exit code
-and output checked) instead of killing pytest.
+and output checked) instead of killing pytest. The child switches the read-only guard
+off: the guard blocks these calls too (its function allowlist), and this test is about
+the engine's own layer, which must hold without it.
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ blocked or as an error, the process must live on, and the settings stay as opene
 
 CHILD = r"""
 import json, sys
+from acts_sql.db import guard
 from acts_sql.db.duckdb_executor import DuckDBExecutor
+from acts_sql.sql.safety import SafetyVerdict
 
+guard.check_statement = lambda sql, dialect, **_: SafetyVerdict(allowed=True)
 path, allow_writes, statements = sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3])
 executor = DuckDBExecutor(path, allow_writes=allow_writes)
 report = {"results": [], "scratch": []}
