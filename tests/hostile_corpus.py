@@ -21,13 +21,15 @@ class Hostile(NamedTuple):
         return f"{self.line}:{self.dialect}:{self.sql[:60]}"
 
 
-def load_hostile(tmp: str = "/tmp/acts-hostile") -> list[Hostile]:
-    """The hostile corpus, `{tmp}` replaced by `tmp`."""
+def load_hostile(tmp: str = "/tmp/acts-hostile", victim: int = 0) -> list[Hostile]:
+    """The hostile corpus, `{tmp}` replaced by `tmp` and `{victim}` by `victim` (a
+    connection id)."""
     cases = []
     for number, raw in enumerate(HOSTILE.read_text(encoding="utf-8").splitlines(), start=1):
         if not raw.strip() or raw.startswith("#"):
             continue
         dialect, sql = raw.split("\t", 1)
         text = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), sql)
-        cases.append(Hostile(number, dialect, text.replace("{tmp}", tmp)))
+        text = text.replace("{tmp}", tmp).replace("{victim}", str(victim))
+        cases.append(Hostile(number, dialect, text))
     return cases

@@ -19,11 +19,13 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import duckdb
 import psycopg
+import pymysql
 import pytest
-from live import PG_ENV
+from live import MYSQL_ENV, PG_ENV
 
 import acts_sql.db.guard as guard
 from acts_sql.db.connect import open_database
@@ -229,6 +231,91 @@ def test_sqlite_hostile_corpus_has_no_effect(tmp_path: Path) -> None:
     counts = _counts("sqlite", statuses, effects)
     assert effects == []
     assert counts["blocked"] == counts["attempted"] >= 3
+
+
+_MY_STATE = """
+SELECT (SELECT MD5(GROUP_CONCAT(id, ':', v ORDER BY id)) FROM t),
+       (SELECT next_not_cached_value FROM acts_seq),
+       IS_USED_LOCK('acts'),
+       @@global.max_connections
+"""
+
+
+@pytest.fixture
+def mysql_database() -> Iterator[dict[str, object]]:
+    """A fresh MariaDB database with a table `t` and a sequence `acts_seq`; dropped after."""
+    url = os.environ.get(MYSQL_ENV)
+    if not url:
+        pytest.skip(f"no live MariaDB server: {MYSQL_ENV} is not set")
+    parsed = urlsplit(url)
+    params: dict[str, object] = {
+        "host": parsed.hostname,
+        "port": parsed.port,
+        "user": parsed.username,
+        "password": parsed.password,
+        "autocommit": True,
+    }
+    name = f"acts_guard_{uuid.uuid4().hex[:10]}"
+    admin = pymysql.connect(**params)  # type: ignore[arg-type]
+    try:
+        with admin.cursor() as cur:
+            cur.execute(f"CREATE DATABASE {name}")
+            cur.execute(f"CREATE TABLE {name}.t (id INT PRIMARY KEY, v TEXT)")
+            cur.execute(f"INSERT INTO {name}.t SELECT seq, MD5(seq) FROM {name}.seq_1_to_50")
+            cur.execute(f"CREATE SEQUENCE {name}.acts_seq")
+        yield {**params, "database": name, "url": url.rsplit("/", 1)[0] + "/" + name}
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()
+
+
+def _my_connect(params: dict[str, object]) -> pymysql.connections.Connection:
+    return pymysql.connect(**{k: v for k, v in params.items() if k != "url"})  # type: ignore[arg-type]
+
+
+def _my_query(conn: pymysql.connections.Connection, sql: str) -> tuple[object, ...]:
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        return tuple(cur.fetchone() or ())
+
+
+def test_mariadb_hostile_corpus_has_no_effect(
+    mysql_database: dict[str, object], tmp_path: Path
+) -> None:
+    """The MariaDB part of the corpus, with a second session ('victim') whose id the KILL
+    statements name; files would appear in a folder the server may write to."""
+    tmp_path.chmod(0o777)
+    victim = _my_connect(mysql_database)
+    watcher = _my_connect(mysql_database)
+    victim_id = _my_query(victim, "SELECT CONNECTION_ID()")[0]
+    cases = [c for c in load_hostile(str(tmp_path), victim=int(victim_id)) if c.dialect == "mysql"]
+    before = _my_query(watcher, _MY_STATE)
+    statuses: list[str] = []
+    effects: list[str] = []
+    with open_database(str(mysql_database["url"]), timeout=5) as executor:
+        for case in cases:
+            statuses.append(executor.execute(case.sql).status)
+            try:
+                victim.ping(reconnect=False)
+            except pymysql.Error:
+                effects.append(f"victim killed: {case}")
+                victim = _my_connect(mysql_database)
+            if list(tmp_path.iterdir()):
+                effects.append(f"file created: {case}")
+            if _my_query(watcher, _MY_STATE) != before:
+                effects.append(f"state changed: {case}")
+            in_use = _my_query(
+                watcher, f"SHOW OPEN TABLES FROM {mysql_database['database']} WHERE In_use > 0"
+            )
+            if in_use:
+                effects.append(f"table locked: {case}")
+        assert executor.execute("SELECT 1").ok
+    victim.close()
+    watcher.close()
+    counts = _counts("mariadb", statuses, effects)
+    assert effects == []
+    assert counts["blocked"] == counts["attempted"] >= 40
 
 
 ESCAPE_BODIES = [

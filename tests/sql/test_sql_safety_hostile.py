@@ -24,8 +24,9 @@ CASES = load_hostile()
 
 def test_hostile_corpus_size() -> None:
     counts = Counter(case.dialect for case in CASES)
-    assert len(CASES) >= 70
+    assert len(CASES) >= 100
     assert counts["postgresql"] >= 50 and counts["duckdb"] >= 20 and counts["sqlite"] >= 3
+    assert counts["mysql"] >= 40
     assert len({(c.dialect, c.sql) for c in CASES}) == len(CASES), "duplicate lines"
 
 
