@@ -177,5 +177,5 @@ class OneLineErrors(TyperGroup):
 def usage_message(exc: typer.TyperException) -> str:
     """click's message, and for a usage error where the command's options are listed."""
     message = exc.format_message().rstrip().removesuffix(".")
-    where = getattr(getattr(exc, "ctx", None), "command_path", None)
-    return f"{message} (see {where} --help)" if where else message
+    where = getattr(getattr(exc, "ctx", None), "command_path", None) or "acts-sql"
+    return f"{message} (see {where} --help)"

@@ -154,9 +154,9 @@ def judge_labels(result: CorrectionResult) -> dict[str, dict[str, str]]:
     """Node id -> {group id: label} of the groups its judge was shown (the latest judgement)."""
     labels: dict[str, dict[str, str]] = {}
     for event in result.trace:
-        shown = event.data.labels if isinstance(event.data, JudgementData) else None
-        if event.node and shown:
-            labels[event.node] = {str(g): str(label) for label, g in shown.items()}
+        given = event.data.labels if isinstance(event.data, JudgementData) else None
+        if event.node and given:
+            labels[event.node] = {str(g): str(label) for label, g in given.items()}
     return labels
 
 
@@ -250,14 +250,14 @@ def judgement_lines(result: CorrectionResult) -> list[Text]:
     for event in result.trace:
         if not isinstance(event.data, JudgementData) or not event.data.labels:
             continue
-        shown = event.data.labels
+        given = event.data.labels
         groups = ", ".join(
-            f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in shown.items()
+            f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in given.items()
         )
         line = Text(shown(f"{event.node}: judge shown {groups}; "))
         chosen = event.data.group
         if event.data.verdict == "accept" and chosen:
-            label = next((k for k, v in shown.items() if v == chosen), "?")
+            label = next((k for k, v in given.items() if v == chosen), "?")
             line.append(shown(f"chose {label} ({chosen})"), style="bold green")
         elif event.data.by == "agent":
             line.append("rejected all", style="bold red")
@@ -446,14 +446,14 @@ def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
 
 
 def _judgement_line(data: JudgementData, summary: str, where: str) -> str:
-    shown = data.labels
+    given = data.labels
     reason = _one_line(summary, 80)
     chosen = data.group
     if data.verdict == "accept" and chosen:
-        label = next((k for k, v in shown.items() if v == chosen), "?")
-        return f"  judgement {where}accepted group {label} ({chosen}) of {len(shown)}: {reason}"
-    if data.verdict == "reject" and shown and data.by == "agent":
-        return f"  judgement {where}rejected all {_plural(len(shown), 'group')}: {reason}"
+        label = next((k for k, v in given.items() if v == chosen), "?")
+        return f"  judgement {where}accepted group {label} ({chosen}) of {len(given)}: {reason}"
+    if data.verdict == "reject" and given and data.by == "agent":
+        return f"  judgement {where}rejected all {_plural(len(given), 'group')}: {reason}"
     return f"  judgement {where}{_first_line(summary, 100)}"
 
 

@@ -61,8 +61,8 @@ PG_WRITABLE_TABLES = (
 PG_WRITABLE_SEQUENCES = (
     "SELECT n.nspname || '.' || c.relname "
     + _PG_USER_RELATIONS
-    + "AND c.relkind = 'S' AND pg_catalog.has_sequence_privilege(c.oid, 'USAGE, UPDATE') "
-    "ORDER BY 1"
+    + "AND CASE WHEN c.relkind = 'S' "  # the privilege function only after the kind is known
+    "THEN pg_catalog.has_sequence_privilege(c.oid, 'USAGE, UPDATE') ELSE false END ORDER BY 1"
 )
 PG_CREATE = (
     "SELECT 'schema ' || n.nspname FROM pg_catalog.pg_namespace AS n "
