@@ -31,8 +31,10 @@ from acts_sql.engine.inputs import MAX_SQL_CHARS
 
 def _repeat(head: str, item: Callable[[int], str], sep: str, tail: str, size: int) -> str:
     parts, length, i = [], len(head) + len(tail), 0
-    while length < size:
+    while True:  # as many items as fit in `size` characters
         piece = item(i)
+        if length + len(piece) + len(sep) > size:
+            break
         parts.append(piece)
         length += len(piece) + len(sep)
         i += 1
@@ -73,7 +75,7 @@ def setup(directory: Path) -> tuple[Path, Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = f"10000,100000,{MAX_SQL_CHARS},{MAX_SQL_CHARS + 1},5500000"
+    default = f"10000,100000,{MAX_SQL_CHARS},{MAX_SQL_CHARS + 10},5500000"
     parser.add_argument("--sizes", default=default, help="comma-separated SQL sizes (chars)")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     args = parser.parse_args()

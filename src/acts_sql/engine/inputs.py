@@ -10,7 +10,7 @@ field is refused there before a run is made.
   (guard, trust checks, canonical forms), each time costing time and memory
   in proportion to its size before any statement timeout applies: a 5.5 MB
   statement took 79 s and 2.3 GB, a 1,000,000-character IN list 16-24 s and
-  460 MB; one at the limit is handled within seconds and under 200 MB
+  460 MB; one at the limit is handled in about 5 s and under 250 MB
   (scripts/bench_input_size.py measures it; docs/DATABASES.md has the numbers).
 - The question: at most `MAX_QUESTION_CHARS` characters (100,000).
 - SQL that is given must say something: empty or whitespace-only SQL is bad
