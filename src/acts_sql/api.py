@@ -19,6 +19,7 @@ from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect, with_language
 from acts_sql.engine.events import TraceEvent
+from acts_sql.engine.inputs import checked_inputs
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.engine.runner import run_correction
@@ -45,8 +46,11 @@ def correct(
     `db` is a database URL (`sqlite:///path.db`), a file path, or an open
     Executor (`acts_sql.db.connect.open_database` takes a statement timeout, a
     row cap and `allow_writes`, which runs writes on a throw-away copy). Without
-    `sql`, the initial SQL is generated from `question` (text-to-SQL mode) and
-    then corrected. `llm` is an LLM SPEC string (`openai:MODEL`, `scripted:PATH`,
+    `sql` (None), the initial SQL is generated from `question` (text-to-SQL
+    mode) and then corrected; SQL that is given but empty or only whitespace is
+    a ConfigError. The SQL may have at most 250,000 characters and the
+    question 100,000 (`acts_sql.engine.inputs`; InputTooLargeError, a
+    ConfigError, above). `llm` is an LLM SPEC string (`openai:MODEL`, `scripted:PATH`,
     `local:NAME`, ...) or a backend object. `options` (`CorrectionOptions`: the
     method, its `Budget` and switches, candidate pools, parallel requests) says
     how the correction runs; None: the defaults. `on_event` hears every trace
@@ -56,10 +60,7 @@ def correct(
     queries are compiled to the database's SQL to run, and the result's `sql` is
     in that language.
     """
-    question = (question or "").strip()
-    sql = (sql or "").strip() or None
-    if not question and not sql:
-        raise ConfigError("nothing to do: give a question (the issue), a SQL statement, or both")
+    question, sql = checked_inputs(question, sql)
     wanted = get_dialect(dialect).name if dialect else None
     if language is not None:
         get_language(language)  # an unknown language is bad input before anything opens

@@ -27,6 +27,11 @@ class ConfigError(ActsSqlError):
     """Bad input or configuration: unknown dialect, method, flag values."""
 
 
+class InputTooLargeError(ConfigError):
+    """A question or SQL longer than the documented limit (`acts_sql.engine.inputs`);
+    details: ``what``, ``chars``, ``limit``."""
+
+
 class DatabaseOpenError(ActsSqlError):
     """A database URL or file that cannot be opened as a database."""
 

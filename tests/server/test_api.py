@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from acts_sql.demo import DemoTask, demo_db_path
+from acts_sql.engine.inputs import MAX_QUESTION_CHARS, MAX_SQL_CHARS
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.server.errors import ApiError
 from acts_sql.server.models import CorrectionResponse
@@ -387,3 +388,26 @@ def test_a_prql_query_is_corrected_through_the_service_and_bad_languages_are_ref
     assert "unknown query language 'kql'" in unknown.json()["error"]["message"]
     with pytest.raises(ApiError, match="PRQL does not run on this database \\(mysql\\)"):
         check_language("prql", "mysql")  # a database the plugin does not target
+
+
+def test_blank_and_oversized_sql_or_questions_are_refused_with_422(tmp_path: Path, figure3):
+    limits = {"max_body_bytes": 2 * MAX_SQL_CHARS}
+    with running_service(service_config(tmp_path, limits=limits)) as svc, svc.client() as c:
+        blank = c.post("/v1/correct", json=correct_body(figure3, sql="  \n\t"))
+        huge = c.post("/v1/correct", json=correct_body(figure3, sql="x" * (MAX_SQL_CHARS + 1)))
+        long_question = correct_body(figure3, question="q" * (MAX_QUESTION_CHARS + 1))
+        question = c.post("/v1/correct", json=long_question)
+        generate = c.post("/v1/generate", json={"database": "demo", "question": "   "})
+        at_limit = c.post("/v1/correct", json=correct_body(figure3, question="q" * 1000))
+    for reply, field in (
+        (blank, "sql"),
+        (huge, "sql"),
+        (question, "question"),
+        (generate, "question"),
+    ):
+        assert reply.status_code == 422, reply.text
+        error = reply.json()["error"]
+        assert error["code"] == "invalid_request" and error["message"].startswith(f"{field}:")
+    assert f"{MAX_SQL_CHARS}" in huge.json()["error"]["message"]
+    assert at_limit.status_code == 200
+    assert len(svc.registry.recent(10)) == 1  # only the valid request made a run

@@ -38,7 +38,7 @@ class DatabaseCatalog(BaseModel):
         if path is None:
             return cls()
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: drop a BOM
         except OSError as exc:
             why = exc.strerror or exc
             raise ConfigError(f"--databases {path}: cannot read it ({why})") from None

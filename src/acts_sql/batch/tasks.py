@@ -3,11 +3,13 @@
     {"id": "q17", "database": "shop", "question": "...", "sql": "SELECT ...", "dialect": "mysql"}
 
 ``id`` (a string or a number) and ``database`` (a name from ``--databases``,
-a URL or a file path) are required; ``question``, ``sql`` (without it: text-to-SQL
-mode) and ``dialect`` are optional, and other keys are ignored. A line that
-cannot be a task (not JSON, not an object, a missing or empty field, neither
-question nor SQL, a database that does not resolve, an id seen on an earlier
-line) is a `BadLine` with its line number; reading goes on.
+a URL or a file path) are required; ``question``, ``sql`` (without it or null:
+text-to-SQL mode) and ``dialect`` are optional, and other keys are ignored. A
+line that cannot be a task (not JSON, not an object, a missing or empty field,
+SQL that is empty or only whitespace, a question or SQL above the input limits
+of `acts_sql.engine.inputs`, neither question nor SQL, a database that does not
+resolve, an id seen on an earlier line) is a `BadLine` with its line number;
+reading goes on. A UTF-8 byte-order mark at the start of the file is dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from acts_sql.batch.databases import DatabaseCatalog
+from acts_sql.engine.inputs import MAX_QUESTION_CHARS, MAX_SQL_CHARS
 from acts_sql.errors import ActsSqlError, ConfigError
 
 
@@ -30,8 +33,8 @@ class BatchTask(BaseModel):
 
     id: str = Field(min_length=1)
     database: str = Field(min_length=1)
-    question: str = ""
-    sql: str | None = None
+    question: str = Field("", max_length=MAX_QUESTION_CHARS)
+    sql: str | None = Field(None, max_length=MAX_SQL_CHARS)
     dialect: str | None = None
 
     @field_validator("id", mode="before")
@@ -40,6 +43,13 @@ class BatchTask(BaseModel):
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("sql")
+    @classmethod
+    def _sql_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("empty SQL: give a statement, or leave sql out for text-to-SQL mode")
+        return value
 
 
 class BatchJob(BaseModel):
@@ -63,7 +73,7 @@ def read_jobs(path: Path, catalog: DatabaseCatalog) -> Iterator[BatchJob | BadLi
     seen: dict[str, int] = {}
     base = Path.cwd()
     try:
-        handle = path.open(encoding="utf-8", errors="replace")
+        handle = path.open(encoding="utf-8-sig", errors="replace")  # -sig: drop a BOM
     except OSError as exc:
         raise ConfigError(f"--in {path}: cannot read it ({exc.strerror or exc})") from None
     with handle:

@@ -389,7 +389,7 @@ class MethodWorker:
         return correct(
             executor,
             task.query,
-            ";\n".join(task.issue_sql),
+            ";\n".join(task.issue_sql) or None,  # no issue SQL: text-to-SQL
             llm=self.backend,
             options=self.spec.options,
         )

@@ -23,8 +23,9 @@ from acts_sql.cli.batch import register as register_batch
 from acts_sql.cli.bench import bench_app
 from acts_sql.cli.bench import register as register_bench
 from acts_sql.cli.bench_logs import register as register_logs_bench
-from acts_sql.cli.console import fail, interruptible, make_console
+from acts_sql.cli.console import OneLineErrors, fail, interruptible, make_console
 from acts_sql.cli.demo import run_demo, task_ids
+from acts_sql.cli.doctor import register as register_doctor
 from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
 from acts_sql.cli.options import (
     AllowWrites,
@@ -61,9 +62,10 @@ from acts_sql.engine.budget import (
     DEFAULT_MAX_SECONDS,
 )
 from acts_sql.engine.events import EVENTS, TraceEvent
+from acts_sql.engine.inputs import MAX_QUESTION_CHARS, MAX_SQL_CHARS, checked_inputs
 from acts_sql.engine.options import DEFAULT_TEMPERATURE, Method
 from acts_sql.engine.result import CorrectionResult
-from acts_sql.errors import ActsSqlError
+from acts_sql.errors import ActsSqlError, ConfigError
 from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.cache import CachedBackend
 from acts_sql.llm.spec import parse_llm_spec
@@ -72,6 +74,7 @@ from acts_sql.sql.languages import default_registry, get_language
 from acts_sql.viewer import render_html
 
 app = typer.Typer(
+    cls=OneLineErrors,  # every usage error: one `error:` line, exit 2
     add_completion=False,
     no_args_is_help=True,
     help="acts-sql corrects SQL: plan-guided, tree-structured, execution-grounded.",
@@ -81,6 +84,7 @@ app = typer.Typer(
 register_bench(app)
 register_logs_bench(bench_app)
 register_batch(app)
+register_doctor(app)
 app.command(name="serve")(serve)
 EXIT_ACCEPTED, EXIT_NOT_ACCEPTED = 0, 1
 
@@ -122,7 +126,10 @@ def emit_result(
 
 DbOpt = Annotated[str, typer.Option(help="database URL (sqlite:///path.db) or file path")]
 QuestionOpt = Annotated[str, typer.Option(help="what the user wants: the issue or the question")]
-SqlOpt = Annotated[str, typer.Option(help="the SQL to correct; omit for text-to-SQL mode")]
+SqlOpt = Annotated[
+    str | None,
+    typer.Option(help="the SQL to correct; omit for text-to-SQL mode (empty SQL is an error)"),
+]
 SqlFileOpt = Annotated[
     Path | None,
     typer.Option("--sql-file", help="read the SQL to correct from this file (- for stdin)"),
@@ -168,7 +175,7 @@ def fix(
     ctx: typer.Context,
     db: DbOpt,
     question: QuestionOpt = "",
-    sql: SqlOpt = "",
+    sql: SqlOpt = None,
     sql_file: SqlFileOpt = None,
     question_file: QuestionFileOpt = None,
     dialect: DialectOpt = None,
@@ -211,16 +218,11 @@ def run_fix(flags: dict[str, Any], listen: Callable[[TraceEvent], None]) -> Corr
     """`fix` from its flags (by parameter name): bad input (unreadable files, an unknown
     language, a database that cannot be opened) is reported before an LLM is set up (which
     may load a model, or be missing altogether)."""
-    sql_file, question_file = flags["sql_file"], flags["question_file"]
-    one_stdin({"--sql-file": sql_file, "--question-file": question_file})
-    sql = text_option(flags["sql"], sql_file, flag="--sql", file_flag="--sql-file")
-    question = text_option(
-        flags["question"], question_file, flag="--question", file_flag="--question-file"
-    )
+    question, sql = read_texts(flags)
     writable_file(flags["trace"], "--trace")
     writable_file(flags["html"], "--html")
     writable_dir(flags["llm_cache"], "--llm-cache")
-    language = query_language(flags["language"], sql_file)
+    language = query_language(flags["language"], flags["sql_file"])
     given = {name: flags[name] for name in ("timeout", "max_rows", "allow_writes")}
     executor = open_database(flags["db"], flags["dialect"], **given)
     try:
@@ -243,6 +245,30 @@ def run_fix(flags: dict[str, Any], listen: Callable[[TraceEvent], None]) -> Corr
         )
     finally:
         executor.close()
+
+
+def read_texts(flags: dict[str, Any]) -> tuple[str, str | None]:
+    """The question and the SQL of `fix`, from their flags or files, checked: not both
+    forms, one stdin at most, within the input limits, the SQL not empty when given."""
+    sql_file, question_file = flags["sql_file"], flags["question_file"]
+    one_stdin({"--sql-file": sql_file, "--question-file": question_file})
+    sql = text_option(
+        flags["sql"], sql_file, flag="--sql", file_flag="--sql-file", limit=MAX_SQL_CHARS
+    )
+    question = text_option(
+        flags["question"] or None,
+        question_file,
+        flag="--question",
+        file_flag="--question-file",
+        limit=MAX_QUESTION_CHARS,
+    )
+    if sql is not None and not sql.strip():
+        named = f"--sql-file {sql_file}" if sql_file is not None else "--sql"
+        raise ConfigError(
+            f"{named} is empty: give the SQL to correct (leave out --sql and --sql-file "
+            "for text-to-SQL mode)"
+        )
+    return checked_inputs(question, sql)
 
 
 def query_language(language: str | None, sql_file: Path | None) -> str | None:

@@ -1,6 +1,8 @@
 """Command-line inputs and outputs checked before any work starts.
 
-Text given as a file (``--sql-file PATH``, ``-`` for stdin) is read here; an
+Text given as a file (``--sql-file PATH``, ``-`` for stdin) is read here (a
+byte-order mark at its start is dropped; above the input limits of
+`acts_sql.engine.inputs` it is refused after reading just past the limit); an
 output path (``--trace``, ``--html``, ``--out``, ...) is checked for being
 writable before the work that would fill it, so a typo costs nothing. Every
 problem is a ConfigError with a one-line reason (the CLI exits 2).
@@ -13,23 +15,45 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from acts_sql.engine.inputs import check_size
 from acts_sql.errors import ConfigError
 
 STDIN = "-"
+BOM = "\ufeff"
+"""A UTF-8 byte-order mark, as some editors write at the start of a file."""
 
 
 def text_option(
-    value: str, path: Path | None, *, flag: str, file_flag: str, stdin: TextIO | None = None
-) -> str:
-    """The text of `flag` or, read from `path`, of `file_flag` (not both)."""
+    value: str | None,
+    path: Path | None,
+    *,
+    flag: str,
+    file_flag: str,
+    limit: int,
+    stdin: TextIO | None = None,
+) -> str | None:
+    """The text of `flag` or, read from `path`, of `file_flag` (not both); None when
+    neither was given. A UTF-8 byte-order mark at the start of the file (or of stdin) is
+    dropped; more than `limit` characters is an InputTooLargeError, found after reading at
+    most `limit` + 1 of them."""
     if path is None:
         return value
-    if value:
+    if value is not None:
         raise ConfigError(f"give {flag} or {file_flag}, not both")
     if str(path) == STDIN:
-        return (stdin or sys.stdin).read()
+        text = (stdin or sys.stdin).read(limit + 2)
+    else:
+        text = _read_file(path, file_flag, limit)
+    text = text.removeprefix(BOM)
+    check_size(text, what=f"{file_flag} {path}", limit=limit)
+    return text
+
+
+def _read_file(path: Path, file_flag: str, limit: int) -> str:
+    """At most `limit` + 2 characters of `path` (a BOM and one more than the limit)."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as handle:
+            return handle.read(limit + 2)
     except FileNotFoundError:
         raise ConfigError(f"{file_flag} {path}: no such file") from None
     except IsADirectoryError:

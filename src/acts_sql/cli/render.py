@@ -1,8 +1,10 @@
 """Human output: the debugging tree, the candidate pools, the final SQL and its rows, with rich.
 
 Text from the run (SQL, cells, reasons, LLM replies) only ever reaches rich as
-`Text` or through a markup-free console (see `acts_sql.cli.console`), and long
-text is capped: the terminal shows the first part and says how much was cut.
+`Text` or through a markup-free console (see `acts_sql.cli.console`), with its
+control characters written as escapes (`shown`: ``\\x1b``, ``\\u202e``; a cell's
+newlines too), and long text is capped: the terminal shows the first part and
+says how much was cut.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from acts_sql.cli.console import capped
+from acts_sql.cli.console import capped, shown
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.events import (
     EventKind,
@@ -69,6 +71,7 @@ def _one_line(text: str, limit: int = 100) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
+    text = shown(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -80,8 +83,8 @@ def node_label(node: dict[str, Any], pool: str | None = None) -> Text:
     """One node of the tree; `pool` is its pool size (see `pool_sizes`)."""
     status = node.get("status", "pending")
     label = Text()
-    label.append(f"{node['id']} ", style="bold")
-    label.append(node["tool"], style="magenta")
+    label.append(f"{shown(str(node['id']))} ", style="bold")
+    label.append(shown(str(node["tool"])), style="magenta")
     if node.get("description"):
         label.append(f"  {_first_line(node['description'], 80)}")
     label.append(f"  [{status}]", style=STATUS_STYLE.get(status, ""))
@@ -151,9 +154,9 @@ def judge_labels(result: CorrectionResult) -> dict[str, dict[str, str]]:
     """Node id -> {group id: label} of the groups its judge was shown (the latest judgement)."""
     labels: dict[str, dict[str, str]] = {}
     for event in result.trace:
-        shown = event.data.labels if isinstance(event.data, JudgementData) else None
-        if event.node and shown:
-            labels[event.node] = {str(g): str(label) for label, g in shown.items()}
+        given = event.data.labels if isinstance(event.data, JudgementData) else None
+        if event.node and given:
+            labels[event.node] = {str(g): str(label) for label, g in given.items()}
     return labels
 
 
@@ -206,8 +209,8 @@ def candidates_table(result: CorrectionResult, why_width: int | None = WHY_CHARS
             _group_cell(candidate, labels),
             _status_cell(candidate),
         )
-        row = [Text(cell) for cell in cells]  # text from the run is never read as markup
-        row.append(Text(verdict, style=VERDICT_STYLE.get(verdict, "")))
+        row = [Text(shown(cell)) for cell in cells]  # text from the run is never markup
+        row.append(Text(shown(verdict), style=VERDICT_STYLE.get(verdict, "")))
         if why_width is not None:
             row.append(Text(_why(candidate)))
         table.add_row(*row)
@@ -234,7 +237,7 @@ class CandidatesView:
             return
         yield bare
         for candidate in self.result.candidates:
-            line = Text(f"{candidate.get('id', '?')} why: ", style="bold")
+            line = Text(f"{shown(str(candidate.get('id', '?')))} why: ", style="bold")
             line.append(_why(candidate))
             line.no_wrap, line.overflow = True, "ellipsis"
             yield line
@@ -247,15 +250,15 @@ def judgement_lines(result: CorrectionResult) -> list[Text]:
     for event in result.trace:
         if not isinstance(event.data, JudgementData) or not event.data.labels:
             continue
-        shown = event.data.labels
+        given = event.data.labels
         groups = ", ".join(
-            f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in shown.items()
+            f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in given.items()
         )
-        line = Text(f"{event.node}: judge shown {groups}; ")
+        line = Text(shown(f"{event.node}: judge shown {groups}; "))
         chosen = event.data.group
         if event.data.verdict == "accept" and chosen:
-            label = next((k for k, v in shown.items() if v == chosen), "?")
-            line.append(f"chose {label} ({chosen})", style="bold green")
+            label = next((k for k, v in given.items() if v == chosen), "?")
+            line.append(shown(f"chose {label} ({chosen})"), style="bold green")
         elif event.data.by == "agent":
             line.append("rejected all", style="bold red")
         else:
@@ -286,12 +289,12 @@ def pools_panel(result: CorrectionResult) -> Panel:
 
 
 def _cell(value: Any) -> Text:
-    return Text(capped("NULL" if value is None else str(value), MAX_CELL_CHARS))
+    return Text(capped(shown("NULL" if value is None else str(value)), MAX_CELL_CHARS))
 
 
 def rows_table(result: ExecResult) -> Table | Text:
     if result.status != "ok":
-        return Text(capped(result.failure(), MAX_ERROR_CHARS), style="red")
+        return Text(capped(shown(result.failure(), layout=True), MAX_ERROR_CHARS), style="red")
     table = Table(show_header=True, header_style="bold", show_lines=False)
     for column in result.columns:
         table.add_column(_cell(column))
@@ -327,7 +330,8 @@ def show_result(console: Console, result: CorrectionResult) -> None:
     if result.accepted:
         verdict = Text("accepted", style="bold green")
     else:
-        verdict = Text(f"not accepted, best candidate shown ({result.reason})", style="bold yellow")
+        reason = shown(result.reason)
+        verdict = Text(f"not accepted, best candidate shown ({reason})", style="bold yellow")
     parts: list[Any] = [Text.assemble("verdict: ", verdict), *sql_view(result.sql)]
     if result.result is not None:
         parts.append(rows_table(result.result))
@@ -352,7 +356,7 @@ def languages_table(infos: list[LanguageInfo], failures: list[LoadFailure]) -> T
     for column in ("name", "language", "kind", "runs on", "tools not available", "from"):
         table.add_column(column)
     for info in infos:
-        table.add_row(
+        cells = (
             info.name,
             info.display_name,
             info.kind,
@@ -360,19 +364,22 @@ def languages_table(infos: list[LanguageInfo], failures: list[LoadFailure]) -> T
             ", ".join(info.unavailable_tools) or "-",
             info.source,
         )
+        table.add_row(*(Text(shown(cell)) for cell in cells))
     for failure in failures:
-        table.add_row(
-            failure.name, "-", "not loadable", "-", "-", f"{failure.source}: {failure.reason}"
-        )
+        cells = (failure.name, "-", "not loadable", "-", "-", f"{failure.source}: {failure.reason}")
+        table.add_row(*(Text(shown(cell)) for cell in cells))
     return table
 
 
 def sql_view(sql: str, limit: int = MAX_SQL_CHARS) -> list[Any]:
     """SQL, highlighted; after `limit` characters, cut, with a line saying how much."""
     if len(sql) <= limit:
-        return [Syntax(sql or "-- no SQL", "sql", word_wrap=True)]
+        return [Syntax(shown(sql, layout=True) or "-- no SQL", "sql", word_wrap=True)]
     note = f"… {len(sql) - limit:,} more characters of SQL not shown ({len(sql):,} in all)"
-    return [Syntax(sql[:limit], "sql", word_wrap=True), Text(note, style="yellow")]
+    return [
+        Syntax(shown(sql[:limit], layout=True), "sql", word_wrap=True),
+        Text(note, style="yellow"),
+    ]
 
 
 def progress_line(event: TraceEvent) -> str | None:
@@ -433,20 +440,20 @@ def progress_printer(console: Console) -> Callable[[TraceEvent], None]:
     def show(event: TraceEvent) -> None:
         line = progress_line(event)
         if line is not None:
-            console.print(Text(line, style="dim"))
+            console.print(Text(shown(line), style="dim"))
 
     return show
 
 
 def _judgement_line(data: JudgementData, summary: str, where: str) -> str:
-    shown = data.labels
+    given = data.labels
     reason = _one_line(summary, 80)
     chosen = data.group
     if data.verdict == "accept" and chosen:
-        label = next((k for k, v in shown.items() if v == chosen), "?")
-        return f"  judgement {where}accepted group {label} ({chosen}) of {len(shown)}: {reason}"
-    if data.verdict == "reject" and shown and data.by == "agent":
-        return f"  judgement {where}rejected all {_plural(len(shown), 'group')}: {reason}"
+        label = next((k for k, v in given.items() if v == chosen), "?")
+        return f"  judgement {where}accepted group {label} ({chosen}) of {len(given)}: {reason}"
+    if data.verdict == "reject" and given and data.by == "agent":
+        return f"  judgement {where}rejected all {_plural(len(given), 'group')}: {reason}"
     return f"  judgement {where}{_first_line(summary, 100)}"
 
 

@@ -9,10 +9,11 @@ configuration.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from acts_sql.engine.inputs import MAX_QUESTION_CHARS, MAX_SQL_CHARS
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.server.config import DATABASE_NAME
@@ -69,17 +70,36 @@ class _Request(BaseModel):
     )
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+NonBlank = AfterValidator(_not_blank)
+
+
 class CorrectRequest(_Request):
     """Correct `sql` so that it does what `question` (the issue) asks."""
 
-    question: str = Field("", description="the user's issue or question")
-    sql: str = Field(min_length=1, description="the SQL to correct")
+    question: str = Field(
+        "", max_length=MAX_QUESTION_CHARS, description="the user's issue or question"
+    )
+    sql: Annotated[str, NonBlank] = Field(
+        min_length=1,
+        max_length=MAX_SQL_CHARS,
+        description="the SQL to correct (not blank; at most 250,000 characters)",
+    )
 
 
 class GenerateRequest(_Request):
     """Text-to-SQL: write the SQL for `question`, then correct it."""
 
-    question: str = Field(min_length=1, description="the question to answer with SQL")
+    question: Annotated[str, NonBlank] = Field(
+        min_length=1,
+        max_length=MAX_QUESTION_CHARS,
+        description="the question to answer with SQL (not blank; at most 100,000 characters)",
+    )
 
 
 class RunState(StrEnum):
