@@ -45,11 +45,13 @@ def file_checks(session: Session, path: Path) -> list[Check]:
 def _file_writes(path: Path) -> Check:
     writable = os.access(path, os.W_OK)
     if writable:
-        who = "root, whom file modes do not stop," if os.getuid() == 0 else "this OS user"
+        who = f"this OS user (uid {os.getuid()})"
+        if os.getuid() == 0:
+            who = "root (uid 0), whom file modes do not stop,"
         return Check(
             name=CheckName.CAN_WRITE,
             answer=True,
-            value=f"yes: {who} (uid {os.getuid()}) can write the file",
+            value=f"yes: {who} can write the file",
             level="warning",
             meaning="acts-sql opens it read-only, but any program run as this user could "
             "change it; for shared data make the file read-only for this user (chmod a-w)",
