@@ -28,9 +28,21 @@ def test_with_writes_the_copys_own_functions_may_run() -> None:
     assert not admit("SELECT * FROM order_ids(1)", "postgresql").allowed
 
 
-def test_extra_functions_reach_the_guard_but_never_over_always_blocked() -> None:
+def test_catalog_functions_reach_the_guard_but_never_over_always_blocked() -> None:
     extra = frozenset({"acts_double", "pg_read_file"})
-    assert admit("SELECT acts_double(2)", "postgresql", extra_functions=extra).allowed
+    assert admit("SELECT acts_double(2)", "postgresql", catalog_functions=extra).allowed
     assert not admit("SELECT acts_double(2)", "postgresql").allowed
-    blocked = admit("SELECT pg_read_file('x')", "postgresql", extra_functions=extra)
+    blocked = admit("SELECT pg_read_file('x')", "postgresql", catalog_functions=extra)
     assert not blocked.allowed and "pg_read_file()" in blocked.reason
+
+
+def test_the_servers_catalog_replaces_the_generated_list() -> None:
+    """A name the generated list has but the server's catalog lacks (the user's database
+    overloads it with a volatile function) is blocked; one only the server has passes."""
+    assert admit("SELECT md5('x')", "postgresql").allowed
+    catalog = frozenset({"acts_newer_builtin"})
+    dropped = admit("SELECT md5('x')", "postgresql", catalog_functions=catalog)
+    assert not dropped.allowed and "md5()" in dropped.reason
+    assert admit("SELECT acts_newer_builtin(1)", "postgresql", catalog_functions=catalog).allowed
+    # the reviewed volatile-but-harmless names stay allowed whatever the catalog says
+    assert admit("SELECT random()", "postgresql", catalog_functions=catalog).allowed

@@ -6,8 +6,8 @@ slots are as before, and the process (DuckDB: a child process) is alive.
 
 The counts (attempted / blocked / executed harmlessly / effects seen) are printed
 (`pytest -s`) and effects seen must be 0. "Executed harmlessly" on PostgreSQL are the
-invalid `U&` escapes: the guard cannot check them, so only the server's parser sees them
-(PREPARE, never run) and its own syntax error comes back.
+invalid `U&` escapes and a call of a function that does not exist: only the server's parser
+sees them (PREPARE, never run) and its own error comes back.
 """
 
 from __future__ import annotations
@@ -111,10 +111,11 @@ def test_postgresql_hostile_corpus_has_no_effect(pg_database: str, tmp_path: Pat
     counts = _counts("postgresql", statuses, effects)
     assert effects == []
     assert counts["attempted"] >= 50
-    # the guard blocks all but the escapes PostgreSQL itself rejects: those reach only the
-    # server's parser (PREPARE, never run) so that the agent sees the engine's own error
+    # the guard blocks all but the escapes PostgreSQL itself rejects and a function that
+    # does not exist: those reach only the server's parser (PREPARE, never run) so that the
+    # agent sees the engine's own error
     assert "ok" not in statuses
-    assert counts["blocked"] >= counts["attempted"] - 4
+    assert counts["blocked"] >= counts["attempted"] - 5
 
 
 def test_postgresql_sessions_are_read_only_from_the_first_statement(pg_database: str) -> None:
@@ -136,6 +137,12 @@ def test_postgresql_sessions_are_read_only_from_the_first_statement(pg_database:
         assert executor.execute("SELECT acts_double(21)").rows == [[42]]
         touched = executor.execute("SELECT acts_touch()")
         assert touched.status == "blocked" and "acts_touch()" in (touched.error or "")
+        # a function that does not exist is the engine's own error (a parse-only PREPARE),
+        # so the agent can repair it; one that exists off the allowlist stays blocked
+        missing = executor.execute("SELECT nvl(1, 2)")
+        assert missing.status == "error" and "nvl(integer, integer) does not exist" in (
+            missing.error or ""
+        )
 
 
 def test_without_the_guard_the_session_still_refuses_and_frees_locks(

@@ -73,8 +73,8 @@ def test_always_blocked_wins_over_the_generated_list_and_the_catalog(dialect: st
             assert not verdict.allowed, name
     extra = frozenset({"pg_read_file", "my_stable_fn"})
     sql = "SELECT my_stable_fn(1), pg_read_file('/etc/hostname')"
-    assert not check_statement(sql, "postgresql", extra_functions=extra).allowed
-    assert check_statement("SELECT my_stable_fn(1)", "postgresql", extra_functions=extra).allowed
+    assert not check_statement(sql, "postgresql", catalog_functions=extra).allowed
+    assert check_statement("SELECT my_stable_fn(1)", "postgresql", catalog_functions=extra).allowed
     assert not check_statement("SELECT my_stable_fn(1)", "postgresql").allowed
 
 

@@ -155,11 +155,11 @@ class BaseExecutor(ABC):
                 database=self._sandbox_database(),
                 stand_ins=self._stand_ins(),
                 routines=self._routines_allowed(),
-                extra_functions=self._extra_functions(),
+                catalog_functions=self._catalog_functions(),
             )
         permit = self.permit_when_writing if self.allow_writes else frozenset()
         verdict = check_statement(
-            sql, self.spec, permit=permit, extra_functions=self._extra_functions()
+            sql, self.spec, permit=permit, catalog_functions=self._catalog_functions()
         )
         reason = verdict.reason or "not allowed"
         return Admission(verdict.allowed, reason, probe=verdict.category == "unparseable")
@@ -229,10 +229,11 @@ class BaseExecutor(ABC):
         """A scratch session's TEMP stand-ins, which its statements may write."""
         return frozenset()
 
-    def _extra_functions(self) -> frozenset[str]:
-        """Functions of the user's own catalog the guard may let a read call, besides
-        its allowlist (see `safety.check_statement`); none by default."""
-        return frozenset()
+    def _catalog_functions(self) -> frozenset[str] | None:
+        """The side-effect-free functions of the server's own catalog, which the guard
+        uses instead of its generated allowlist (see `safety.check_statement`); None: the
+        generated list."""
+        return None
 
     def _routines_allowed(self) -> bool:
         """With writes allowed: may DO blocks and new routines run (see `guard.admit`)?"""

@@ -86,7 +86,7 @@ def admit(
     database: str | None = None,
     stand_ins: frozenset[str] = frozenset(),
     routines: bool = True,
-    extra_functions: frozenset[str] = frozenset(),
+    catalog_functions: frozenset[str] | None = None,
 ) -> Admission:
     """Decide whether `sql` may be sent.
 
@@ -96,11 +96,11 @@ def admit(
     `routines=False`: with writes allowed, code the guard cannot read (DO
     blocks, new functions and procedures) is blocked too; executors pass it
     for a connection that could reach the server itself (a superuser).
-    `extra_functions`: functions the executor found side-effect free in the user's
-    catalog (see `safety.check_statement`).
+    `catalog_functions`: the side-effect-free functions the executor read from the
+    server's catalog, instead of the generated list (see `safety.check_statement`).
     """
     d = get_dialect(dialect)
-    verdict = check_statement(sql, d, extra_functions=extra_functions)
+    verdict = check_statement(sql, d, catalog_functions=catalog_functions)
     if verdict.allowed:
         return Admission(True)
     reason = verdict.reason or "not allowed"
@@ -109,20 +109,24 @@ def admit(
     if stand_ins and only_writes_to(sql, d, stand_ins):
         return Admission(True, writes=True)
     if not allow_writes or verdict.category not in WRITES_WITH_CALLS:
-        return Admission(False, reason)
-    beyond = _beyond_sandbox(sql, d, extra_functions)
+        # a function off the allowlist may not exist at all: the server's parse-only probe
+        # then gives the agent the engine's own "function ... does not exist" error
+        return Admission(False, reason, probe=verdict.category == "function")
+    beyond = _beyond_sandbox(sql, d, catalog_functions)
     if beyond is not None:
         return Admission(False, beyond)
     problem = sandbox_violation(sql, d, database, routines=routines)
     return Admission(problem is None, problem or "", writes=problem is None)
 
 
-def _beyond_sandbox(sql: str, dialect: Dialect, extra_functions: frozenset[str]) -> str | None:
+def _beyond_sandbox(
+    sql: str, dialect: Dialect, catalog_functions: frozenset[str] | None
+) -> str | None:
     """Why `sql` must not run even with writes allowed, judged on every finding (not only
     the first): `DELETE ...; SELECT pg_terminate_backend(...)` is blocked for the call.
     A function off the allowlist may run on the copy (the copy's own routines, as `CALL`
     does); always-blocked ones never do."""
-    for finding in findings(sql, dialect, extra_functions=extra_functions):
+    for finding in findings(sql, dialect, catalog_functions=catalog_functions):
         if finding.category not in WRITES_WITH_CALLS:
             return finding.reason()
     return None

@@ -299,17 +299,17 @@ FROM pg_roles r WHERE r.rolname = current_user
 """
 
 
-_OWN_FUNCTIONS = """
+_CATALOG_FUNCTIONS = """
 SELECT p.proname FROM pg_catalog.pg_proc AS p
 GROUP BY p.proname
 HAVING bool_and(p.provolatile IN ('i', 's') AND p.prokind IN ('f', 'a', 'w'))
-   AND bool_or(p.pronamespace NOT IN ('pg_catalog'::regnamespace,
-                                      'information_schema'::regnamespace))
 ORDER BY 1
 """
-"""Names defined outside the system schemas whose every overload (in any schema) is
-immutable or stable (the guard's always-blocked list still wins over them)."""
-_OWN_FUNCTIONS_CAP = 20000
+"""Every function name of this server whose every overload (in any schema) is immutable or
+stable: the rule that made the generated allowlist, applied to the server itself (its
+version's built-ins, PostGIS, the user's own functions; a built-in name the user overloads
+with a volatile function drops out). The guard's always-blocked list still wins."""
+_CATALOG_FUNCTIONS_CAP = 20000
 
 
 _SEQUENCES = """
@@ -370,7 +370,8 @@ class PostgresExecutor(BaseExecutor):
         self._conn: Any = None
         self._batch_read_only = False
         self._isolating = False
-        self._own_functions: frozenset[str] | None = None
+        self._catalog_list: frozenset[str] | None = None
+        self._catalog_read = False
         try:
             self._connect()
         except Exception:
@@ -418,16 +419,15 @@ class PostgresExecutor(BaseExecutor):
             with suppress(Exception):
                 self._conn.execute("SELECT pg_advisory_unlock_all()")
 
-    def _extra_functions(self) -> frozenset[str]:
-        """Functions of this database's own schemas (PostGIS, the user's) whose every
-        overload is immutable or stable: the guard lets reads call them. Read once."""
-        if self._closed:
-            return frozenset()
-        if self._own_functions is None:
-            listing = self.run_internal(_OWN_FUNCTIONS, max_rows=_OWN_FUNCTIONS_CAP)
-            names = {str(row[0]) for row in listing.rows} if listing.ok else set()
-            self._own_functions = frozenset(names)
-        return self._own_functions
+    def _catalog_functions(self) -> frozenset[str] | None:
+        """This server's side-effect-free function names (`_CATALOG_FUNCTIONS`), read once;
+        None (the guard's generated list) when they cannot be read."""
+        if not self._catalog_read and not self._closed:
+            self._catalog_read = True
+            listing = self.run_internal(_CATALOG_FUNCTIONS, max_rows=_CATALOG_FUNCTIONS_CAP)
+            if listing.ok and not listing.truncated and listing.rows:
+                self._catalog_list = frozenset(str(row[0]) for row in listing.rows)
+        return self._catalog_list
 
     def _run_isolated(self, sql: str, cap: int, limit: float | None, *, writes: bool) -> ExecResult:
         """The batch in a transaction on the copy that is rolled back; every sequence
@@ -533,7 +533,7 @@ class PostgresExecutor(BaseExecutor):
     def scratch(self) -> Iterator[PostgresScratchSession]:
         """A private connection whose transaction holds TEMP stand-ins; rolled back on exit."""
         session = PostgresScratchSession(
-            self.target, self.max_rows, functions=self._extra_functions()
+            self.target, self.max_rows, functions=self._catalog_functions()
         )
         try:
             yield session
@@ -554,13 +554,13 @@ class PostgresScratchSession:
         url: DatabaseURL,
         max_rows: int = DEFAULT_MAX_ROWS,
         *,
-        functions: frozenset[str] = frozenset(),
+        functions: frozenset[str] | None = None,
     ) -> None:
         self._conn = connect(url)
         self._conn.execute("BEGIN")
         self._max_rows = max_rows
         self._functions = functions
-        """The database's own side-effect-free functions the guard lets reads call."""
+        """The server's side-effect-free functions (None: the guard's generated list)."""
         self._closed = False
         self._stand_ins: set[str] = set()
 
@@ -579,7 +579,7 @@ class PostgresScratchSession:
     ) -> ExecResult:
         """Run `sql` (guarded, read-only but for the stand-ins) in this session."""
         admission = admit(
-            sql, DIALECT, stand_ins=frozenset(self._stand_ins), extra_functions=self._functions
+            sql, DIALECT, stand_ins=frozenset(self._stand_ins), catalog_functions=self._functions
         )
         if not admission.allowed:
             if admission.probe:

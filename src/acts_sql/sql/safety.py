@@ -81,29 +81,29 @@ def check_statement(
     dialect: str | Dialect,
     *,
     permit: Iterable[Category] = (),
-    extra_functions: frozenset[str] = frozenset(),
+    catalog_functions: frozenset[str] | None = None,
 ) -> SafetyVerdict:
     """Verdict for a text of one or more statements in `dialect`.
 
     `permit` lists categories the caller sandboxes itself (see
     `PERMIT_ON_COPY`, `PERMIT_IN_ROLLBACK`); by default nothing but reads
     passes. Raises ValueError for a category outside `PERMITTABLE`.
-    `extra_functions`: names an executor found side-effect free in the user's
-    own catalog, allowed besides the generated allowlist (never over
+    `catalog_functions`: the side-effect-free function names an executor read from the
+    connected server's catalog; they replace the generated allowlist (never over
     `functions.ALWAYS_BLOCKED`).
     """
     permitted = frozenset(permit)
     if not permitted <= PERMITTABLE:
         extra = ", ".join(sorted(permitted - PERMITTABLE))
         raise ValueError(f"categories that can never be permitted: {extra}")
-    for finding in findings(sql, dialect, extra_functions=extra_functions):
+    for finding in findings(sql, dialect, catalog_functions=catalog_functions):
         if finding.category not in permitted:
             return SafetyVerdict(allowed=False, reason=finding.reason(), category=finding.category)
     return SafetyVerdict(allowed=True)
 
 
 def findings(
-    sql: str, dialect: str | Dialect, *, extra_functions: frozenset[str] = frozenset()
+    sql: str, dialect: str | Dialect, *, catalog_functions: frozenset[str] | None = None
 ) -> list[Finding]:
     """Every reason to block `sql` (empty for a plain read), in text order.
 
@@ -123,8 +123,8 @@ def findings(
         return [*found, Finding("empty", "")]
     ctx = Context(
         dialect=d,
-        check_text=lambda text: findings(text, d, extra_functions=extra_functions),
-        extra_functions=extra_functions,
+        check_text=lambda text: findings(text, d, catalog_functions=catalog_functions),
+        catalog_functions=catalog_functions,
     )
     total = len(statements)
     for index, statement in enumerate(statements, start=1):

@@ -43,5 +43,6 @@ class Context:
 
     dialect: Dialect
     check_text: Callable[[str], list[Finding]]
-    extra_functions: frozenset[str] = frozenset()
-    """Names (as the catalog spells them) allowed besides the generated lists."""
+    catalog_functions: frozenset[str] | None = None
+    """The connected server's side-effect-free function names (as its catalog spells
+    them), used instead of the generated list when given (see `functions.is_listed`)."""

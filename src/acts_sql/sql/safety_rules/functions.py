@@ -9,8 +9,11 @@ free of side effects:
 - `HARMLESS`: volatile functions reviewed as harmless (random values, clocks,
   sleeping under the statement timeout), and DuckDB's table functions that only
   read the catalog or make rows;
-- names an executor found in the user's own catalog (`Context.extra_functions`:
-  PostGIS, user functions whose every overload is immutable or stable);
+- or, instead of the generated list, the connected server's own (`Context.
+  catalog_functions`, read by the PostgreSQL executor with the same rule: every overload
+  immutable or stable, in any schema), which covers PostGIS, the user's own functions and
+  built-ins of other server versions, and drops a listed name that the user's database
+  overloads with a volatile function;
 - sqlglot classes in `HARMLESS_CLASSES`: syntax sqlglot models as a function
   (CAST, CASE, EXTRACT, CURRENT_TIMESTAMP, ...) whose SQL names are not in
   pg_proc.
@@ -334,6 +337,8 @@ def blocked_kind(name: str, dialect: str) -> Kind | None:
     return None
 
 
-def is_listed(name: str, dialect: str, extra: frozenset[str] = frozenset()) -> bool:
-    """Is `name` (normalised) on `dialect`'s allowlist, its reviewed additions or `extra`?"""
-    return name in generated(dialect) or name in HARMLESS.get(dialect, {}) or name in extra
+def is_listed(name: str, dialect: str, catalog: frozenset[str] | None = None) -> bool:
+    """Is `name` (normalised) on `dialect`'s allowlist or its reviewed additions? `catalog`:
+    the connected server's own list, used instead of the generated one when given."""
+    listed = generated(dialect) if catalog is None else catalog
+    return name in listed or name in HARMLESS.get(dialect, {})

@@ -93,10 +93,10 @@ def unlisted_function(node: exp.Expr, ctx: Context) -> Iterator[Finding]:
             return
     if dialect not in ALLOWLIST_DIALECTS or _known_syntax(node) or _in_pragma(node):
         return
-    if any(is_listed(name, dialect, ctx.extra_functions) for name in names):
+    if any(is_listed(name, dialect, ctx.catalog_functions) for name in names):
         return
     rendered = _rendered_name(node, ctx)
-    if rendered is None or not is_listed(rendered, dialect, ctx.extra_functions):
+    if rendered is None or not is_listed(rendered, dialect, ctx.catalog_functions):
         yield Finding("function", f"{names[0]}()")
 
 
