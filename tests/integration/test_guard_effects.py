@@ -143,6 +143,9 @@ def test_postgresql_sessions_are_read_only_from_the_first_statement(pg_database:
         assert missing.status == "error" and "nvl(integer, integer) does not exist" in (
             missing.error or ""
         )
+        # ... but not when anything else in the text is blocked
+        mixed = executor.execute("SELECT nvl(1, 2), pg_terminate_backend(pg_backend_pid())")
+        assert mixed.status == "blocked"
 
 
 def test_without_the_guard_the_session_still_refuses_and_frees_locks(

@@ -109,14 +109,23 @@ def admit(
     if stand_ins and only_writes_to(sql, d, stand_ins):
         return Admission(True, writes=True)
     if not allow_writes or verdict.category not in WRITES_WITH_CALLS:
-        # a function off the allowlist may not exist at all: the server's parse-only probe
-        # then gives the agent the engine's own "function ... does not exist" error
-        return Admission(False, reason, probe=verdict.category == "function")
+        probe = verdict.category == "function" and _only_unlisted_calls(sql, d, catalog_functions)
+        return Admission(False, reason, probe=probe)
     beyond = _beyond_sandbox(sql, d, catalog_functions)
     if beyond is not None:
         return Admission(False, beyond)
     problem = sandbox_violation(sql, d, database, routines=routines)
     return Admission(problem is None, problem or "", writes=problem is None)
+
+
+def _only_unlisted_calls(
+    sql: str, dialect: Dialect, catalog_functions: frozenset[str] | None
+) -> bool:
+    """True when all that blocks `sql` is calls off the allowlist: such a function may not
+    exist at all, and the server's parse-only probe (never run) then gives the agent the
+    engine's own "function ... does not exist" error; anything else stays unprobed."""
+    found = findings(sql, dialect, catalog_functions=catalog_functions)
+    return bool(found) and all(finding.category == "function" for finding in found)
 
 
 def _beyond_sandbox(
