@@ -15,6 +15,7 @@ import sqlite3
 import pytest
 
 from acts_sql import Budget, correct
+from acts_sql.cli.render import judgement_lines, progress_line
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.candidates import CandidateBook
 from acts_sql.engine.fingerprint import result_shape
@@ -126,6 +127,10 @@ def test_the_typo_story_the_fallback_returns_the_right_answer_the_judge_pruned(u
     assert not groups[right_group]["rejected_reason"]
     assert f"{groups[right_group]['votes']} of 17 candidate(s) that ran agree" in result.reason
     assert len(llm.prompts("judge")) == 6 and len(llm.prompts("generate_sql")) == 16
+    # the terminal says so too: the pools panel and the progress lines
+    shown = "\n".join(line.plain for line in judgement_lines(result))
+    assert shown.count(f"rejected all (overruled for {right_group}: no evidence") == 2
+    assert progress_line(overruled[0]).startswith(f"  overruled {overruled[0].node}")
 
 
 POOL = [gen(FIRST_TWO), gen(FIRST_TWO), gen(RIGHT), gen("SELECT id FROM users")]
