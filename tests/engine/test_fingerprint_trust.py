@@ -189,7 +189,7 @@ def book_with(*entries):
     return book, made
 
 
-def test_ranking_runs_then_not_refused_then_judge_then_group_size():
+def test_ranking_runs_then_not_refused_then_support_then_judge():
     small = ok([(1, "x")])
     big = ok([(2, "y")])
     book, (a, b, c, d) = book_with(
@@ -202,7 +202,9 @@ def test_ranking_runs_then_not_refused_then_judge_then_group_size():
     assert book.best() is b
     book.reject(b, "judge said no")
     book.reject(d, "judge said no")
-    assert book.best() is a  # a rejected group ranks below an unjudged one
+    assert book.best() is b  # a rejection without evidence does not outweigh 4 votes to 1
+    book.reject_group(b.group, "judge said no", checked="does not list 'z'")
+    assert book.best() is a  # a rejection the rows bear out drops the group
     book.refuse(a, SAME_SQL)
     assert book.best() is b  # refused below rejected
     assert book.ranked()[-1] is c  # what does not run comes last
@@ -210,13 +212,16 @@ def test_ranking_runs_then_not_refused_then_judge_then_group_size():
 
 def test_a_later_candidate_with_rows_the_judge_rejected_ranks_as_rejected():
     """SQLite_66 with the 0.5B: four candidates with the rows the judge rejected outvoted a
-    lone unjudged candidate (the one that passed) and were returned."""
+    lone unjudged candidate (the one that passed) and were returned. The verdict is on the
+    rows (a later candidate with them ranks as rejected), but it only breaks ties of support
+    unless its reason is borne out by the rows (issue 38: rejections need evidence too)."""
     rejected_rows, other_rows = ok([(1, "x")]), ok([(2, "y")])
     book, (first, lone) = book_with(
         ("SELECT 1 AS a, 'x' AS b", rejected_rows, 1), ("SELECT 2 AS a, 'y' AS b", other_rows, 1)
     )
     book.reject(first, "the judge: wrong rows")
     book.reject_group(first.group, "the judge: wrong rows")
+    assert book.best() is lone  # one vote each: the judge's verdict breaks the tie
     later = book.add(
         "n2",
         "SELECT 1, 'x'",
@@ -228,7 +233,9 @@ def test_a_later_candidate_with_rows_the_judge_rejected_ranks_as_rejected():
     book.reject(later, "returns the same rows as a result already rejected", by_judge=False)
     assert later.judge is None  # the judge never saw this candidate itself
     assert book.judge_view(later) == "reject" and book.judge_view(lone) is None
-    assert book.best() is lone  # 7 votes for rows the judge rejected lose to 1 unjudged
+    assert book.best() is first  # 7 votes against 1, and nothing checked against the rows
+    book.reject_group(first.group, "the judge: wrong rows", checked="does not return 'y'")
+    assert book.best() is lone  # 7 votes for rows the judge showed wrong lose to 1 unjudged
 
 
 def test_final_choice_returns_the_users_sql_when_nothing_runs_but_it_does():

@@ -27,6 +27,7 @@ from acts_sql.engine.events import (
     JudgementData,
     LlmCallData,
     NodeStartedData,
+    OverruledData,
     PoolData,
     RefusalData,
     ReplanData,
@@ -247,9 +248,13 @@ def judgement_lines(result: CorrectionResult) -> list[Text]:
     """What each judge was shown (labels, groups, votes) and what it decided."""
     votes = {g["id"]: g.get("votes", 0) for g in result.groups}
     lines = []
+    overruled: list[str] = []  # the `overruled` events come just before their judgement
     for event in result.trace:
+        if isinstance(event.data, OverruledData):
+            overruled.append(event.data.group)
         if not isinstance(event.data, JudgementData) or not event.data.labels:
             continue
+        kept, overruled = [g for g in overruled if g in event.data.labels.values()], []
         given = event.data.labels
         groups = ", ".join(
             f"{label}={g} ({_plural(int(votes.get(g, 0)), 'vote')})" for label, g in given.items()
@@ -261,6 +266,9 @@ def judgement_lines(result: CorrectionResult) -> list[Text]:
             line.append(shown(f"chose {label} ({chosen})"), style="bold green")
         elif event.data.by == "agent":
             line.append("rejected all", style="bold red")
+            if kept:
+                note = f" (overruled for {', '.join(kept)}: no evidence in the rows)"
+                line.append(shown(note), style="yellow")
         else:
             line.append("overruled by the engine", style="yellow")
         line.append(f": {_one_line(event.summary, 110)}")
@@ -410,6 +418,7 @@ def progress_line(event: TraceEvent) -> str | None:
 
 
 _ONE_LINERS = {
+    EventKind.OVERRULED,
     EventKind.BACKTRACK,
     EventKind.EXPANDED,
     EventKind.FIX_INSERTED,

@@ -25,6 +25,7 @@ from acts_sql.engine.events import (
     FixInsertedData,
     JudgeFailedData,
     JudgementData,
+    OverruledData,
     PoolData,
     RawCandidateData,
     UnconfirmedData,
@@ -44,6 +45,7 @@ from acts_sql.engine.trust import (
     TrustContext,
     emit_refusal,
 )
+from acts_sql.engine.verdict_check import check_rejection
 from acts_sql.prompts.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
@@ -361,13 +363,50 @@ class CandidateStage:
         if fault is not None:
             reason = f"the judge accepted, but {fault}: {decision.reason}"
             return self._reject_node(node, reason, decision=None, judged=False, labels=view.labels)
-        shown = set(view.labels.values())
-        for candidate in eligible:
-            if candidate.group in shown:  # groups beyond the ones shown stay unjudged
-                self.book.reject(candidate, decision.reason)
-        for group_id in shown:
-            self.book.reject_group(group_id, decision.reason)
-        return self._reject_node(node, decision.reason, decision=decision, labels=view.labels)
+        checked = self._reject_groups(node, eligible, decision.reason, view.labels)
+        return self._reject_node(
+            node, decision.reason, decision=decision, labels=view.labels, checked=checked
+        )
+
+    def _reject_groups(
+        self, node: NodeState, eligible: list[Candidate], reason: str, labels: dict[str, str]
+    ) -> dict[str, str]:
+        """The judge rejected every group shown. A group's rejection stands when its rows
+        bear out a claim of the reason (`verdict_check`; it then drops in the ranking), or
+        when the group is no majority; a majority group's rejection without such a claim is
+        overruled: its candidates stay unjudged and ranked on their support, and the trace
+        gets an `overruled` event. Returns group id -> the claim, for the groups checked."""
+        checked: dict[str, str] = {}
+        for group_id in labels.values():
+            rep = self.book.representative(group_id)
+            claim = check_rejection(reason, rep.result, rep.shape)
+            if claim is None and self.book.is_majority(group_id):
+                self._overrule(node, group_id, reason, labels)
+                continue
+            if claim is not None:
+                checked[group_id] = claim
+            for candidate in eligible:  # groups beyond the ones shown stay unjudged
+                if candidate.group == group_id:
+                    self.book.reject(candidate, reason)
+            self.book.reject_group(group_id, reason, checked=claim or "")
+        return checked
+
+    def _overrule(
+        self, node: NodeState, group_id: str, reason: str, labels: dict[str, str]
+    ) -> None:
+        self.book.overrule(group_id, reason)
+        votes, total = self.book.support(group_id), self.book.running_votes()
+        why = (
+            f"{votes} of the {total} vote(s) for results that run agree on this result, and "
+            "the reason names no value or row count that its rows bear out"
+        )
+        self.trace.emit(
+            OverruledData(
+                group=group_id, votes=votes, total=total, reason=reason, why=why, labels=labels
+            ),
+            node=node.id,
+            summary=f"rejection of {group_id} overruled: {why}",
+        )
 
     def _unfounded(self, decision: JudgeDecision, node_id: str, shown: str) -> str | None:
         """Why an "accept" is no acceptance: its reason says the candidate is wrong, or it
@@ -392,6 +431,8 @@ class CandidateStage:
         for group in self.book.groups.values():
             if group.rejected_reason:
                 sources[f"the reason group {group.id} was rejected with"] = group.rejected_reason
+            for i, overruled in enumerate(group.overruled, start=1):
+                sources[f"a reason group {group.id} was rejected with (overruled, {i})"] = overruled
         copied = copied_from(decision.reason, sources)
         if copied is None:
             return None
@@ -435,6 +476,7 @@ class CandidateStage:
         decision: JudgeDecision | None,
         judged: bool = True,
         labels: dict[str, str] | None = None,
+        checked: dict[str, str] | None = None,
     ) -> str | None:
         node.status, node.reason = NodeStatus.REJECTED, reason
         self.trace.emit(
@@ -445,6 +487,7 @@ class CandidateStage:
                 backtrack_to=decision.backtrack_to if decision else None,
                 judged=judged,
                 labels=labels or {},
+                **({"checked": checked} if checked else {}),
             ),
             node=node.id,
             summary=reason,

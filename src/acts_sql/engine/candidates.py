@@ -1,21 +1,36 @@
 """Every candidate SQL of a run: verdicts, result groups, duplicates, the ranking.
 
 A candidate is one distinct SQL text (after ``normalize_sql``) with where it
-came from (``origin``: ``greedy``, ``sample``, ``raw``, ``repair``,
+came from (``origin``: ``greedy``, ``sample``, ``retry``, ``raw``, ``repair``,
 ``rule:<name>``), how many generations produced it (``votes``), its execution
 result and the group of candidates that return the same rows (``group``). A
 generation that repeats a known SQL is not a new candidate: it adds a vote to
-the one it repeats and is not executed again.
+the one it repeats and is not executed again. Each draw is one vote: the raw
+rewrite, the greedy answer, each sample, each repair, each rule repair.
 
 Verdicts: ``unjudged`` (ran, not judged yet), ``failed`` (did not run),
 ``refused`` (the engine's trust rules, see :mod:`acts_sql.engine.trust`),
 ``rejected`` (the judge, or a repeat of a rejected result), ``accepted``.
 
-When nothing is accepted, :meth:`CandidateBook.ranked` orders candidates:
-executes > not refused > the judge's most favourable verdict > the largest
-agreeing result group (votes summed over the run) > earlier. The judge's
-verdict is on a result: a candidate written after the judge rejected its
-rows ranks as rejected too, however many votes its group gathered.
+**Support.** A result group's support is the votes of its members that are
+not refused (`support`); the votes that count are those of the candidates
+that ran and are not refused (`running_votes`). A group is a *majority*
+(`is_majority`) when at least 2 votes agree on it and they are more than
+half of those votes: the rule `vote` accepts with, applied to the run.
+
+**The ranking** (`rank`), used when nothing is accepted: accepted > runs >
+not refused > not rejected *with evidence* (a judge's rejection whose reason
+the rows bear out, `engine/verdict_check.py`; the group's `checked`) > the
+most support > the judge's most favourable verdict on its rows > the raw
+rewrite or a rule repair (origin ``raw``/``rule``) > earlier. So the answer
+is the candidate most independent candidates agree on; a refusal (the user's
+SQL or the user's rows) or a rejection backed by the rows is what lets a
+smaller group win. The judge's verdict only breaks ties of support; when
+every group has one vote that is every group, and the judge orders them.
+The verdict is on a result: a candidate written after the judge rejected its
+rows ranks as rejected too. A rejection of a majority group that its rows
+do not bear out is overruled (`candidate_stage`): the group keeps no
+rejection (`overruled` lists the reasons) and ranks on its support.
 """
 
 from __future__ import annotations
@@ -32,6 +47,8 @@ Verdict = Literal["accepted", "rejected", "unjudged", "refused", "failed"]
 JudgeView = Literal["accept", "reject"]
 
 _JUDGE_SCORE = {"accept": 2, None: 1, "reject": 0}
+PREFERRED_ORIGINS = ("raw", "rule")
+"""Origins preferred on a tie of support and verdict: the raw rewrite and the rule repairs."""
 
 
 class Candidate(BaseModel):
@@ -64,6 +81,11 @@ class ResultGroup(BaseModel):
     votes: int = 0
     rejected_reason: str = ""
     """Set when the judge rejected this result: a later candidate with it is rejected too."""
+    checked: str = ""
+    """The claim of the rejection's reason that these rows bear out (a rejection with evidence:
+    the group drops below every group without one)."""
+    overruled: list[str] = Field(default_factory=list)
+    """Rejections of this result overruled: a majority group, and no claim the rows bear out."""
 
 
 class CandidateBook:
@@ -144,8 +166,15 @@ class CandidateBook:
         if by_judge:
             candidate.judge = "reject"
 
-    def reject_group(self, group_id: str, reason: str) -> None:
-        self.groups[group_id].rejected_reason = reason
+    def reject_group(self, group_id: str, reason: str, *, checked: str = "") -> None:
+        """The judge rejected this result; `checked`: the claim its rows bear out, if any."""
+        group = self.groups[group_id]
+        group.rejected_reason = reason
+        group.checked = group.checked or checked
+
+    def overrule(self, group_id: str, reason: str) -> None:
+        """A rejection of this result that does not count (see the module doc)."""
+        self.groups[group_id].overruled.append(reason)
 
     def accept(self, candidate: Candidate, reason: str) -> None:
         candidate.verdict, candidate.reason, candidate.judge = "accepted", reason, "accept"
@@ -176,14 +205,32 @@ class CandidateBook:
     def group_votes(self, candidate: Candidate) -> int:
         return self.groups[candidate.group].votes if candidate.group else candidate.votes
 
-    def rank(self, candidate: Candidate) -> tuple[bool, bool, bool, int, int, int]:
+    def support(self, group_id: str | None) -> int:
+        """The votes of a group's members that are not refused."""
+        if group_id is None:
+            return 0
+        return sum(c.votes for c in self.members(group_id) if c.verdict != "refused")
+
+    def running_votes(self) -> int:
+        """The votes of every candidate that ran and is not refused."""
+        return sum(self.support(g) for g in self.groups)
+
+    def is_majority(self, group_id: str) -> bool:
+        """At least 2 votes, and more than half of `running_votes`."""
+        votes = self.support(group_id)
+        return votes >= 2 and 2 * votes > self.running_votes()
+
+    def rank(self, candidate: Candidate) -> tuple[bool, bool, bool, bool, int, int, bool, int]:
         """Higher is better; see the module doc."""
+        group = self.groups[candidate.group] if candidate.group else None
         return (
             candidate.verdict == "accepted",
             candidate.runs,
             candidate.verdict != "refused",
+            not (group is not None and group.checked),
+            self.support(candidate.group) if group else 0,
             _JUDGE_SCORE[self.judge_view(candidate)],
-            self.group_votes(candidate),
+            candidate.origin.split(":")[0] in PREFERRED_ORIGINS,
             -candidate.order,
         )
 

@@ -151,6 +151,8 @@ class JudgementData(EventData):
     backtrack_to: str | None = None
     judged: bool = True
     labels: dict[str, str] = {}
+    checked: dict[str, str] = {}
+    """A rejection: group id -> the claim of its reason that the group's rows bear out."""
 
 
 class UnconfirmedData(EventData):
@@ -158,6 +160,18 @@ class UnconfirmedData(EventData):
     votes: int
     needed: int
     labels: dict[str, str]
+
+
+class OverruledData(EventData):
+    """A judge's rejection of a group most candidates agree on, not backed by its rows:
+    the group stays ranked (`engine/verdict_check.py`)."""
+
+    group: str
+    votes: int
+    total: int
+    reason: str
+    why: str
+    labels: dict[str, str] = {}
 
 
 class RefusalData(EventData):
@@ -293,6 +307,7 @@ class EventKind(StrEnum):
     FIX_INSERTED = "fix_inserted", FixInsertedData
     JUDGEMENT = "judgement", JudgementData
     UNCONFIRMED = "unconfirmed", UnconfirmedData
+    OVERRULED = "overruled", OverruledData
     REFUSAL = "refusal", RefusalData
     REPLAN = "replan", ReplanData
     JUDGE_FAILED = "judge_failed", JudgeFailedData

@@ -85,6 +85,7 @@ class CorrectionResult(BaseModel):
     groups: list[dict[str, Any]] = Field(
         default_factory=list,
         description="result groups: id, fingerprint, members (candidate ids), votes, "
-        "rejected_reason",
+        "rejected_reason, checked (the claim of a rejection its rows bear out), overruled "
+        "(rejections overruled: a majority, and no claim its rows bear out)",
     )
     trace: list[TraceEvent] = Field(default_factory=list)

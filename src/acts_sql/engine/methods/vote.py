@@ -138,9 +138,9 @@ def _vote_outcome(
             candidates=list(book.candidates),
             groups=groups,
         )
-    votes = _trusted_votes(book, winner.group)
+    votes = book.support(winner.group)
     trace.emit(VoteData(winner=winner.id), node="vote", summary=f"{votes} of {pool.size} agree")
-    cast = sum(_trusted_votes(book, g.id) for g in book.groups.values())
+    cast = sum(book.support(g.id) for g in book.groups.values())
     if votes < needed:
         why = (
             f"no agreement: the largest group of results that run has {votes} of "
@@ -174,19 +174,12 @@ def _vote_outcome(
     )
 
 
-def _trusted_votes(book: CandidateBook, group_id: str | None) -> int:
-    """The votes of a result group's members that the trust rules let stand."""
-    if group_id is None:
-        return 0
-    return sum(c.votes for c in book.members(group_id) if c.verdict != "refused")
-
-
 def _majority(book: CandidateBook) -> Candidate | None:
     """The representative of the group with the most trusted votes (None: no such group)."""
-    running = [g for g in book.groups.values() if _trusted_votes(book, g.id) > 0]
+    running = [g for g in book.groups.values() if book.support(g.id) > 0]
     if not running:
         return None
-    largest = max(running, key=lambda g: _trusted_votes(book, g.id))  # first on a tie
+    largest = max(running, key=lambda g: book.support(g.id))  # first on a tie
     trusted = [c for c in book.members(largest.id) if c.verdict != "refused"]
     return max(trusted, key=lambda c: (c.votes, -c.order))
 

@@ -227,7 +227,9 @@
       reason: event.summary || "",
       backtrack_to: d.backtrack_to || null,
       judged: d.judged !== false,
+      overruled: node.overruled || [],
     };
+    node.overruled = [];
     node.judgements.push(judgement);
     if (verdict === "accept" && judgement.candidate) {
       const cand = ensureCandidate(st, String(judgement.candidate));
@@ -239,16 +241,17 @@
     }
   }
 
-  /* the judge rejected every group it was shown: so did the engine, for every runnable unjudged candidate */
+  /* the judge rejected every group it was shown: so did the engine, for every runnable unjudged
+   * candidate, except in the groups whose rejection it overruled (`overruled` events just before) */
   function rejectShownGroups(st, node, judgement) {
     for (const id of node.pool) {
       const cand = st.candidates.get(id);
-      if (cand && cand.verdict === "unjudged" && cand.status === "ok") {
+      if (cand && cand.verdict === "unjudged" && cand.status === "ok" && !judgement.overruled.includes(String(cand.group))) {
         Object.assign(cand, { verdict: "rejected", judge: "reject", reason: judgement.reason });
       }
     }
     for (const groupId of Object.values(judgement.labels)) {
-      ensureGroup(st, String(groupId)).rejected_reason = judgement.reason;
+      if (!judgement.overruled.includes(String(groupId))) ensureGroup(st, String(groupId)).rejected_reason = judgement.reason;
     }
   }
 
@@ -352,6 +355,9 @@
         break;
       case KIND.POOL:
         if (node) applyPool(node, event);
+        break;
+      case KIND.OVERRULED:
+        if (node && d.group) (node.overruled = node.overruled || []).push(String(d.group));
         break;
       case KIND.JUDGEMENT:
         node.reason = event.summary || "";
@@ -782,7 +788,8 @@
     const members = poolCandidates(st, group.members);
     const chosen = judgement.verdict === "accept" && judgement.group === groupId;
     const rejected = !chosen && judgement.verdict === "reject" && judgement.by === "agent";
-    const outcome = chosen ? "chosen" : rejected ? "rejected" : "not chosen";
+    const overruled = rejected && (judgement.overruled || []).includes(groupId);
+    const outcome = chosen ? "chosen" : overruled ? "overruled" : rejected ? "rejected" : "not chosen";
     return h("tr", { class: "group-row" + (chosen ? " chosen" : ""), data: { group: groupId, label: label, outcome: outcome } },
       h("td", { class: "group-label", text: label }),
       h("td", { text: groupId }),
