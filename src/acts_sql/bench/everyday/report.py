@@ -16,6 +16,7 @@ but wrong, and what it cost; then right answers per error class and per dialect.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -66,20 +67,21 @@ class EverydayReport(BaseModel):
 
 
 def quantile(values: list[float], q: float) -> float:
-    """The value below which a share `q` of `values` lies (nearest rank); 0 when empty."""
+    """The nearest-rank quantile: the smallest value with at least a share `q` of `values` at
+    or below it (p50 of 0 and 1 is 0); 0 when empty."""
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def spread(values: list[float]) -> Spread:
     if not values:
         return Spread()
     return Spread(
-        mean=round(statistics.fmean(values), 2),
-        p50=round(quantile(values, 0.5), 2),
-        p90=round(quantile(values, 0.9), 2),
+        mean=round(statistics.fmean(values), 3),
+        p50=round(quantile(values, 0.5), 3),
+        p90=round(quantile(values, 0.9), 3),
     )
 
 
