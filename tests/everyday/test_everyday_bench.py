@@ -110,3 +110,18 @@ def test_an_unknown_case_id_is_bad_input(tmp_path):
     )  # fmt: skip
     assert out.exit_code == 2
     assert "unknown case id(s): S99" in " ".join(out.output.split())
+
+
+def test_a_postgresql_server_that_does_not_answer_is_bad_configuration(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    out = CliRunner().invoke(
+        app,
+        ["bench", "everyday", "--out", str(tmp_path / "o"), "--method", "raw", "--ids", "P01",
+         "--pg-url", "postgresql://nobody:secret@127.0.0.1:1/postgres",
+         "--llm", f"scripted:{empty}"],
+    )  # fmt: skip
+    assert out.exit_code == 2, out.output
+    text = " ".join(out.output.split())
+    assert "cannot create the database acts_everyday_hr_" in text and "secret" not in text
+    assert not (tmp_path / "o" / "records-raw.jsonl").exists()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from acts_sql.bench.errors import import_driver
+from acts_sql.bench.errors import DatabaseSetupError, import_driver
 from acts_sql.bench.everyday.cases import EverydayCase, fixture_statements
 from acts_sql.errors import ConfigError
 
@@ -79,17 +79,29 @@ def _postgres(stack: ExitStack, server_url: str, schema: str, statements: list[s
     psycopg: Any = import_driver("psycopg", "the everyday PostgreSQL cases", "postgres")
     name = f"acts_everyday_{schema}_{secrets.token_hex(4)}"
     admin_url = server_url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(admin_url, autocommit=True, connect_timeout=10) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        raise DatabaseSetupError(
+            f"cannot create the database {name} on the PostgreSQL server of --pg-url "
+            f"(a user that may create databases): {str(exc).strip()}"
+        ) from None
     stack.callback(_drop_postgres, admin_url, name)
     url = with_database(admin_url, name)
-    with psycopg.connect(url, autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in statements:
+                conn.execute(statement)
+    except psycopg.Error as exc:
+        raise DatabaseSetupError(f"cannot load the {schema} fixture into {name}: {exc}") from None
     return url
 
 
 def _drop_postgres(admin_url: str, name: str) -> None:
     psycopg: Any = import_driver("psycopg", "the everyday PostgreSQL cases", "postgres")
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        with psycopg.connect(admin_url, autocommit=True, connect_timeout=10) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    except psycopg.Error as exc:
+        raise DatabaseSetupError(f"cannot drop the database {name}: {exc}") from None
