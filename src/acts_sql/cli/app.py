@@ -22,6 +22,7 @@ from acts_sql.api import correct
 from acts_sql.cli.batch import register as register_batch
 from acts_sql.cli.bench import bench_app
 from acts_sql.cli.bench import register as register_bench
+from acts_sql.cli.bench_everyday import register as register_everyday_bench
 from acts_sql.cli.bench_logs import register as register_logs_bench
 from acts_sql.cli.console import OneLineErrors, fail, interruptible, make_console
 from acts_sql.cli.demo import run_demo, task_ids
@@ -83,6 +84,7 @@ app = typer.Typer(
 )
 register_bench(app)
 register_logs_bench(bench_app)
+register_everyday_bench(bench_app)
 register_batch(app)
 register_doctor(app)
 app.command(name="serve")(serve)
