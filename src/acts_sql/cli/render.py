@@ -411,6 +411,7 @@ def progress_line(event: TraceEvent) -> str | None:
 
 _ONE_LINERS = {
     EventKind.BACKTRACK,
+    EventKind.EVIDENCE,
     EventKind.EXPANDED,
     EventKind.FIX_INSERTED,
     EventKind.PLAN_FAILED,

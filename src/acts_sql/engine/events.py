@@ -153,6 +153,17 @@ class JudgementData(EventData):
     labels: dict[str, str] = {}
 
 
+class EvidenceData(EventData):
+    """The evidence gate's weighing, before any plan (`acts_sql.engine.evidence`)."""
+
+    rule: str
+    accepted: bool
+    candidates: list[dict[str, Any]]
+    group: str | None = None
+    candidate: str | None = None
+    checks: list[dict[str, Any]] = []
+
+
 class UnconfirmedData(EventData):
     group: str
     votes: int
@@ -292,6 +303,7 @@ class EventKind(StrEnum):
     POOL = "pool", PoolData
     FIX_INSERTED = "fix_inserted", FixInsertedData
     JUDGEMENT = "judgement", JudgementData
+    EVIDENCE = "evidence", EvidenceData
     UNCONFIRMED = "unconfirmed", UnconfirmedData
     REFUSAL = "refusal", RefusalData
     REPLAN = "replan", ReplanData

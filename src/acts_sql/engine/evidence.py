@@ -1,0 +1,269 @@
+"""The evidence gate: stop before any plan when independent candidates agree.
+
+Run by the search (`acts`, `linear`) after the raw rewrite is written and before the plan
+is asked for. It gathers up to three kinds of independent candidates, cheaply:
+
+1. the rule chain's repair of the user's SQL (no LLM call; `CandidateStage._rule_entries`);
+2. the raw single-turn rewrite (one call, already written first; `_raw_entries`);
+3. only while these do not agree on a result that may be accepted: raw samples at the
+   pool's temperature (one call each; at most `MAX_SAMPLES`, at most K - 1 of a pool of K,
+   none at temperature 0, and never the last call of the budget).
+
+The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason): the run
+**accepts**, without a plan or a tree, when
+
+- the user's SQL fails, or the issue says its rows are wrong (not a question of speed:
+  `trust.expects_same_rows`); in text-to-SQL mode (no user SQL) there is no such condition;
+- at least `AGREEMENT` of the gathered candidates run and return the same result (the
+  result fingerprint of `acts_sql.engine.fingerprint`), and no other result has as many;
+- that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows);
+- the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
+  at least one of them passes.
+
+Otherwise nothing is decided: the gathered candidates join the first pool of the search, as
+the raw rewrite and the rule repair always did (no call is lost), and the search runs.
+`verdict` is the pure part of the rule; `EvidenceStage` is the part that calls and runs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from acts_sql.agent.single_call import raw_correction
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.candidate_stage import RAW_PROSE_TOKENS
+from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.events import EvidenceData
+from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.recording import TracedLLM
+from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, shape_checks
+from acts_sql.engine.trace import Trace
+from acts_sql.engine.trust import TrustContext
+from acts_sql.prompts.context import TaskContext, sql_reply_cap
+from acts_sql.tools.base import PoolEntry, PoolSettings
+
+EVIDENCE_RULE = "evidence: agreement"
+EVIDENCE_NODE = "evidence"
+AGREEMENT = 2
+"""Independent candidates that must return the same result."""
+MAX_SAMPLES = 2
+"""Raw samples the gate may draw: with the raw rewrite, at most 3 LLM calls."""
+
+
+class Evidence(BaseModel):
+    """One gathered candidate as the rule sees it."""
+
+    origin: str
+    sql: str
+    result: ExecResult
+    fingerprint: str | None = None
+    refusal: str | None = None
+
+
+class EvidenceVerdict(BaseModel):
+    """What the gate decided, and why."""
+
+    accepted: bool
+    reason: str
+    fingerprint: str | None = None
+    """The agreeing result (set when some result has the most votes, accepted or not)."""
+    checks: list[ShapeCheck] = Field(default_factory=list)
+
+
+def verdict(
+    evidence: list[Evidence], *, question: str, generated: bool, needed: int = AGREEMENT
+) -> EvidenceVerdict:
+    """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
+    votes = Counter(e.fingerprint for e in evidence if e.fingerprint and e.refusal is None)
+    refused = Counter(e.fingerprint for e in evidence if e.fingerprint and e.refusal)
+    ranked = votes.most_common()
+    if not ranked or ranked[0][1] < needed:
+        most = ranked[0][1] if ranked else 0
+        why = f"no agreement: {most} candidate(s) return the largest result not refused"
+        if refused and max(refused.values()) >= needed:
+            why += f" (those that agree are refused: {_refusals(evidence)})"
+        return EvidenceVerdict(accepted=False, reason=f"{why}; at least {needed} needed")
+    fingerprint, count = ranked[0]
+    if len(ranked) > 1 and ranked[1][1] == count:
+        return EvidenceVerdict(
+            accepted=False, reason=f"a tie: two results have {count} candidates each"
+        )
+    result = next(e.result for e in evidence if e.fingerprint == fingerprint)
+    checks = shape_checks(question, result)
+    bad = failed(checks)
+    if bad:
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            checks=checks,
+            reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
+        )
+    if generated and not passed(checks):
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            checks=checks,
+            reason=f"{count} candidates agree, but no result check passes ({describe(checks)})",
+        )
+    return EvidenceVerdict(
+        accepted=True,
+        fingerprint=fingerprint,
+        checks=checks,
+        reason=f"{EVIDENCE_RULE}: {count} of {len(evidence)} independent candidates return "
+        f"the same result ({describe(checks)})",
+    )
+
+
+def may_accept(task: TaskContext, trust: TrustContext) -> bool:
+    """The rule's precondition: the user's SQL fails, or the issue says its rows are wrong
+    (text-to-SQL mode: always)."""
+    if trust.generated:
+        return True
+    original = task.original_result
+    if original is None:
+        return False
+    return not original.ok or not trust.same_rows_expected
+
+
+def _refusals(evidence: list[Evidence]) -> str:
+    return "; ".join(sorted({e.refusal for e in evidence if e.refusal}))
+
+
+class EvidenceStage:
+    """The gate, mixed into `TreeSearch` (with `CandidateStage`, whose entries it uses)."""
+
+    llm: TracedLLM
+    task: TaskContext
+    options: CorrectionOptions
+    trace: Trace
+    budget: BudgetTracker
+    trust: TrustContext
+    pool: PoolSettings
+    book: CandidateBook
+    accepted: Candidate | None
+    _raw_pending: bool
+    _rules_pending: bool
+    _gathered: tuple[list[PoolEntry], list[PoolEntry]]
+
+    if TYPE_CHECKING:
+
+        def _raw_entries(self, node_id: str) -> list[PoolEntry]: ...
+
+        def _raw_entry(self, node_id: str, written: str, origin: str) -> list[PoolEntry]: ...
+
+        def _rule_entries(self, node_id: str) -> list[PoolEntry]: ...
+
+        def _register(self, node_id: str, entries: list[PoolEntry]) -> list[Candidate]: ...
+
+    def _weigh_evidence(self) -> bool:
+        """The gate (see the module doc): True when it accepted a candidate."""
+        if not (self.options.evidence_gate and self._raw_pending):
+            return False
+        if not may_accept(self.task, self.trust):
+            return False
+        head = self._raw_entries(EVIDENCE_NODE)
+        tail = self._rule_entries(EVIDENCE_NODE) if self._rules_pending else []
+        self._gathered = (head, tail)
+        decided = self._verdict(head + tail)
+        samples = 0
+        while not decided.accepted and self._may_sample(samples):
+            samples += 1
+            head.extend(self._raw_sample(samples))
+            decided = self._verdict(head + tail)
+        if decided.accepted:
+            self._gathered = ([], [])
+            self._accept_evidence(head + tail, decided)
+        else:
+            self._emit_evidence(head + tail, decided, None)
+        return decided.accepted
+
+    def _take_gathered(self) -> tuple[list[PoolEntry], list[PoolEntry]]:
+        """The candidates the gate gathered and did not accept, once: they join the first pool."""
+        gathered, self._gathered = self._gathered, ([], [])
+        return gathered
+
+    def _evidence(self, entries: list[PoolEntry]) -> list[Evidence]:
+        out = []
+        for entry in entries:
+            shape = result_shape(entry.sql, entry.result, self.task.dialect)
+            out.append(
+                Evidence(
+                    origin=entry.origin,
+                    sql=entry.sql,
+                    result=entry.result,
+                    fingerprint=shape.fingerprint if shape else None,
+                    refusal=self.trust.refusal(entry.sql, shape) if shape else None,
+                )
+            )
+        return out
+
+    def _verdict(self, entries: list[PoolEntry]) -> EvidenceVerdict:
+        return verdict(
+            self._evidence(entries), question=self.task.question, generated=self.trust.generated
+        )
+
+    def _may_sample(self, drawn: int) -> bool:
+        """Another raw sample: within MAX_SAMPLES and the pool's K - 1, at a temperature
+        above 0, and leaving at least one call of the budget."""
+        if drawn >= min(MAX_SAMPLES, self.pool.size - 1) or self.pool.temperature <= 0:
+            return False
+        return self.budget.llm_calls + 2 <= self.budget.budget.max_llm_calls
+
+    def _raw_sample(self, k: int) -> list[PoolEntry]:
+        """The raw prompt once more, at the pool's temperature with seed `k`."""
+        statements, _ = raw_correction(
+            self.llm.for_node(EVIDENCE_NODE),
+            self.task,
+            max_tokens=sql_reply_cap(self.task.original_sql) + RAW_PROSE_TOKENS,
+            temperature=self.pool.temperature,
+            seed=k,
+        )
+        if not statements:
+            return []
+        return self._raw_entry(EVIDENCE_NODE, ";\n".join(statements), "raw:sample")
+
+    def _accept_evidence(self, entries: list[PoolEntry], decided: EvidenceVerdict) -> None:
+        pool = self._register(EVIDENCE_NODE, entries)
+        agreeing = [c for c in pool if c.shape and c.shape.fingerprint == decided.fingerprint]
+        group = agreeing[0].group if agreeing and agreeing[0].group else None
+        winner = self.book.representative(group) if group else None
+        if winner is None or winner.verdict != "unjudged":
+            self._emit_evidence(entries, decided.model_copy(update={"accepted": False}), None)
+            return
+        self.book.accept(winner, decided.reason)
+        self.accepted = winner
+        self._emit_evidence(entries, decided, winner)
+
+    def _emit_evidence(
+        self, entries: list[PoolEntry], decided: EvidenceVerdict, winner: Candidate | None
+    ) -> None:
+        evidence = self._evidence(entries)
+        runs = dict.fromkeys(e.fingerprint for e in evidence if e.fingerprint)
+        labels = {f: f"e{k}" for k, f in enumerate(runs, 1)}
+        shown: list[dict[str, Any]] = [
+            {
+                "origin": e.origin,
+                "sql": e.sql,
+                "status": e.result.status,
+                "group": labels[e.fingerprint] if e.fingerprint else None,
+                "refusal": e.refusal,
+            }
+            for e in evidence
+        ]
+        self.trace.emit(
+            EvidenceData(
+                rule=EVIDENCE_RULE,
+                accepted=decided.accepted,
+                candidates=shown,
+                group=labels.get(decided.fingerprint) if decided.fingerprint else None,
+                candidate=winner.id if winner else None,
+                checks=[c.model_dump() for c in decided.checks],
+            ),
+            node=EVIDENCE_NODE,
+            summary=decided.reason if decided.accepted else f"not accepted: {decided.reason}",
+        )
