@@ -39,6 +39,10 @@ _GROUPING = re.compile(
     r"|type|status|region|country|city|state|department|level|service|endpoint|host)s?\b)",
     re.IGNORECASE,
 )
+_NOT_GROUPING = re.compile(
+    r"\b(order(ed|ing)?|sort(ed|ing)?|rank(ed|ing)?|partition(ed)?)\s+by\s+\w+", re.IGNORECASE
+)
+"""An order, not a grouping: left out before `_GROUPING` looks for "by X"."""
 _COUNT = re.compile(r"\b(how\s+many|count|total\s+number|number\s+of)\b", re.IGNORECASE)
 _LIST = re.compile(
     r"\b(list|show\s+(all|me|the)|which|what\s+are|find\s+all|names\s+of|return\s+all)\b",
@@ -67,7 +71,7 @@ def asks(question: str) -> Asks:
     """The shape the question asks for, from its words."""
     text = question or ""
     return Asks(
-        grouping=bool(_GROUPING.search(text)),
+        grouping=bool(_GROUPING.search(_NOT_GROUPING.sub(" ", text))),
         count=bool(_COUNT.search(text)),
         listing=bool(_LIST.search(text)),
     )
