@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from acts_sql import Budget, CorrectionOptions, correct
+from acts_sql.db.connect import open_database
 from support import scripted
 
 QUESTION = "List the names of all users."
@@ -170,11 +171,11 @@ def test_disagreement_draws_a_third_call_then_the_search_runs(db):
     assert first[:3] == ["raw", "raw:sample", "raw:sample"]
 
 
-def test_agreement_on_the_users_own_rows_is_refused_and_the_search_goes_on(db):
+def test_the_users_own_rows_are_refused_and_the_search_goes_on(db):
     users = "SELECT name FROM users WHERE id > 1"
     replies = [
-        raw("SELECT name FROM users WHERE id >= 2"),
-        raw("SELECT name FROM users WHERE id != 1"),
+        raw("SELECT name FROM users WHERE id >= 2"),  # the user's rows again
+        raw("SELECT name FROM users WHERE id != 1"),  # so would the samples be
         raw("SELECT name FROM users WHERE 1 < id"),
     ]
     llm = scripted(tree_script(replies, 3))
@@ -190,8 +191,53 @@ def test_agreement_on_the_users_own_rows_is_refused_and_the_search_goes_on(db):
     assert event.data.accepted is False
     assert "refused" in event.summary and "rows of the user's SQL" in event.summary
     assert all(c["refusal"] for c in event.data.candidates)
+    # nothing the raw rewrite returns may be accepted: no sample is drawn for the gate
+    assert calls(result, "correct") == 1
     assert kinds(result, "plan")
     assert sorted(r[0] for r in result.result.rows) == ["ann", "bob", "cy"]
+
+
+def test_samples_that_agree_without_the_raw_rewrite_are_not_enough(db):
+    replies = [
+        raw("SELECT name FROM users WHERE id < 3"),
+        raw("SELECT name FROM users"),
+        raw("SELECT u.name FROM users AS u"),
+    ]
+    llm = scripted(tree_script(replies, 3))
+    result = correct(
+        db,
+        QUESTION,
+        "SELECT name FROM users WHERE id > 2",
+        llm=llm,
+        options=CorrectionOptions(candidates=3),
+    )
+    event = gate_event(result)
+    assert event.data.accepted is False
+    assert "neither the raw rewrite nor the rule repair" in event.summary
+    assert kinds(result, "plan")
+
+
+def test_a_statement_without_rows_is_nothing_to_agree_on(tmp_path):
+    path = tmp_path / "w.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (a INT)")
+    view = "CREATE VIEW v AS SELECT a FROM t"
+    llm = scripted(tree_script([raw(view), raw(view)], 2))
+    executor = open_database(str(path), allow_writes=True)  # on a throw-away copy
+    try:
+        result = correct(
+            executor,
+            "Create the view v over t; mine fails.",
+            "CREATE VIEW v AS SELEC a FROM t",
+            llm=llm,
+            options=CorrectionOptions(candidates=2),
+        )
+    finally:
+        executor.close()
+    raws = [c for c in result.candidates if c["origin"] == "raw"]
+    assert raws and raws[0]["result"]["status"] == "ok"  # it ran, without a result set
+    assert calls(result, "correct") == 1  # nothing to agree on: no sample drawn
+    assert not result.reason.startswith("accepted (evidence")
 
 
 def test_a_speed_issue_is_left_to_the_search(db):

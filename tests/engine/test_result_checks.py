@@ -25,6 +25,7 @@ NAMES = rows(["name"], [["ann"], ["bob"], ["cy"]])
 ONE_NAME = rows(["name"], [["ann"]])
 ONE_ROW_TWO_COLUMNS = rows(["day", "n"], [["2024-01-01", 3]])
 EMPTY = rows(["name"], [])
+NO_SET = ExecResult(status="ok")
 
 CASES = [
     # question, result, {check: verdict}
@@ -128,6 +129,10 @@ VERDICTS = [
     ([ev("raw", None), ev("rule", None)], False, False, "no agreement"),
     ([ev("raw", "a", result=ONE_NUMBER), ev("s", "a", result=ONE_NUMBER)], False, False, "fails"),
     ([ev("raw", "a"), ev("s", "a")], True, True, "2 of 2"),  # "list": a passing check
+    # samples alone: the raw rewrite returns another result
+    ([ev("raw", "b"), ev("raw:sample", "a"), ev("raw:sample", "a")], False, False, "neither"),
+    # a statement without a result set has nothing to agree on
+    ([ev("raw", "a", result=NO_SET), ev("rule", "a", result=NO_SET)], False, False, "no agree"),
 ]
 
 

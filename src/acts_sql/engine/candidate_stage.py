@@ -149,7 +149,7 @@ class CandidateStage:
         )
         self._raw_sql = ";\n".join(statements) if statements else ""
 
-    def _raw_entries(self, node_id: str) -> list[PoolEntry]:
+    def _raw_entries(self, node_id: str | None) -> list[PoolEntry]:
         """The raw rewrite, once per run, as the first candidate of a pool."""
         self._raw_pending = False
         if self._raw_sql is None:  # not written yet (no pool was asked for before)
@@ -162,7 +162,7 @@ class CandidateStage:
             return []
         return self._raw_entry(node_id, sql, "raw")
 
-    def _raw_entry(self, node_id: str, written: str, origin: str) -> list[PoolEntry]:
+    def _raw_entry(self, node_id: str | None, written: str, origin: str) -> list[PoolEntry]:
         """A raw reply's SQL as a pool entry: kept in the task's language, and executed
         unless the run knows its result (origin `<origin>:from_sql` when rewritten)."""
         sql = in_task_language(written, self.executor, self.trace, node_id, self.budget)
@@ -177,7 +177,7 @@ class CandidateStage:
         origin = origin if sql == written else f"{origin}:{FROM_SQL}"
         return [PoolEntry(sql=sql, origin=origin, result=result, known=known is not None)]
 
-    def _rule_entries(self, node_id: str) -> list[PoolEntry]:
+    def _rule_entries(self, node_id: str | None) -> list[PoolEntry]:
         """The rule chain's repair of the user's SQL, once per run, as a candidate of the first
         pool (a mechanical error such as `= NULL` then costs no LLM call to fix)."""
         self._rules_pending = False

@@ -5,17 +5,26 @@ is asked for. It gathers up to three kinds of independent candidates, cheaply:
 
 1. the rule chain's repair of the user's SQL (no LLM call; `CandidateStage._rule_entries`);
 2. the raw single-turn rewrite (one call, already written first; `_raw_entries`);
-3. only while these do not agree on a result that may be accepted: raw samples at the
-   pool's temperature (one call each; at most `MAX_SAMPLES`, at most K - 1 of a pool of K,
-   none at temperature 0, and never the last call of the budget).
+3. only while these do not agree, and one of them returns a result that may be accepted:
+   raw samples at the pool's temperature (one call each; at most `MAX_SAMPLES`, at most
+   K - 1 of a pool of K, none at temperature 0, and never the last call of the budget).
+
+On the 40 development tasks with the 0.5B (replayed from the kept `vote` runs,
+`scripts/evidence_replay.py`), the rule without the last two conditions on the raw rewrite
+and on result sets accepted 2 tasks, both wrong (two copies of one CREATE FUNCTION; two
+samples agreeing after the raw rewrite returned the user's rows); with them, none.
 
 The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason): the run
 **accepts**, without a plan or a tree, when
 
 - the user's SQL fails, or the issue says its rows are wrong (not a question of speed:
   `trust.expects_same_rows`); in text-to-SQL mode (no user SQL) there is no such condition;
-- at least `AGREEMENT` of the gathered candidates run and return the same result (the
-  result fingerprint of `acts_sql.engine.fingerprint`), and no other result has as many;
+- at least `AGREEMENT` of the gathered candidates run and return the same result set (the
+  result fingerprint of `acts_sql.engine.fingerprint`; a statement without a result set has
+  nothing to agree on), and no other result has as many;
+- the raw rewrite or the rule repair is among them (samples that agree with each other
+  alone are not enough: the issue's "a minimal repair or the raw rewrite runs with a
+  different result"; so no sample is drawn unless one of them returns such a result);
 - that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows);
 - the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
   at least one of them passes.
@@ -49,10 +58,13 @@ from acts_sql.tools.base import PoolEntry, PoolSettings
 
 EVIDENCE_RULE = "evidence: agreement"
 EVIDENCE_NODE = "evidence"
+"""The node an accepted candidate is registered under (there is no tree); the gate's calls,
+statements and an `evidence` event that accepts nothing belong to no node."""
 AGREEMENT = 2
 """Independent candidates that must return the same result."""
 MAX_SAMPLES = 2
 """Raw samples the gate may draw: with the raw rewrite, at most 3 LLM calls."""
+SAMPLE_ORIGIN = "raw:sample"
 
 
 class Evidence(BaseModel):
@@ -75,24 +87,51 @@ class EvidenceVerdict(BaseModel):
     checks: list[ShapeCheck] = Field(default_factory=list)
 
 
+def anchors(evidence: list[Evidence]) -> set[str]:
+    """The results an acceptance may rest on: those of the raw rewrite or of the rule repair
+    (not of a sample alone) that ran with a result set and are not refused."""
+    return {
+        e.fingerprint
+        for e in _usable(evidence)
+        if e.fingerprint and not e.origin.startswith(SAMPLE_ORIGIN)
+    }
+
+
+def _usable(evidence: list[Evidence]) -> list[Evidence]:
+    """Candidates whose result may be agreed on: ran, returned a result set, not refused."""
+    return [e for e in evidence if e.fingerprint and e.result.columns and e.refusal is None]
+
+
 def verdict(
     evidence: list[Evidence], *, question: str, generated: bool, needed: int = AGREEMENT
 ) -> EvidenceVerdict:
     """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
-    votes = Counter(e.fingerprint for e in evidence if e.fingerprint and e.refusal is None)
-    refused = Counter(e.fingerprint for e in evidence if e.fingerprint and e.refusal)
-    ranked = votes.most_common()
+    ranked = Counter(e.fingerprint for e in _usable(evidence)).most_common()
     if not ranked or ranked[0][1] < needed:
         most = ranked[0][1] if ranked else 0
-        why = f"no agreement: {most} candidate(s) return the largest result not refused"
-        if refused and max(refused.values()) >= needed:
-            why += f" (those that agree are refused: {_refusals(evidence)})"
+        why = f"no agreement: {most} candidate(s) return the largest result that may be accepted"
+        if any(e.refusal for e in evidence):
+            why += f" (refused: {_refusals(evidence)})"
         return EvidenceVerdict(accepted=False, reason=f"{why}; at least {needed} needed")
     fingerprint, count = ranked[0]
     if len(ranked) > 1 and ranked[1][1] == count:
         return EvidenceVerdict(
             accepted=False, reason=f"a tie: two results have {count} candidates each"
         )
+    if fingerprint not in anchors(evidence):
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            reason=f"{count} samples agree, but neither the raw rewrite nor the rule repair "
+            "returns their result",
+        )
+    return _checked(evidence, fingerprint, count, question=question, generated=generated)
+
+
+def _checked(
+    evidence: list[Evidence], fingerprint: str, count: int, *, question: str, generated: bool
+) -> EvidenceVerdict:
+    """The agreeing result against the result checks."""
     result = next(e.result for e in evidence if e.fingerprint == fingerprint)
     checks = shape_checks(question, result)
     bad = failed(checks)
@@ -152,11 +191,11 @@ class EvidenceStage:
 
     if TYPE_CHECKING:
 
-        def _raw_entries(self, node_id: str) -> list[PoolEntry]: ...
+        def _raw_entries(self, node_id: str | None) -> list[PoolEntry]: ...
 
-        def _raw_entry(self, node_id: str, written: str, origin: str) -> list[PoolEntry]: ...
+        def _raw_entry(self, node_id: str | None, written: str, origin: str) -> list[PoolEntry]: ...
 
-        def _rule_entries(self, node_id: str) -> list[PoolEntry]: ...
+        def _rule_entries(self, node_id: str | None) -> list[PoolEntry]: ...
 
         def _register(self, node_id: str, entries: list[PoolEntry]) -> list[Candidate]: ...
 
@@ -166,12 +205,12 @@ class EvidenceStage:
             return False
         if not may_accept(self.task, self.trust):
             return False
-        head = self._raw_entries(EVIDENCE_NODE)
-        tail = self._rule_entries(EVIDENCE_NODE) if self._rules_pending else []
+        head = self._raw_entries(None)  # run-level, as the user's SQL: no node of the tree
+        tail = self._rule_entries(None) if self._rules_pending else []
         self._gathered = (head, tail)
         decided = self._verdict(head + tail)
         samples = 0
-        while not decided.accepted and self._may_sample(samples):
+        while not decided.accepted and self._may_sample(samples, head + tail):
             samples += 1
             head.extend(self._raw_sample(samples))
             decided = self._verdict(head + tail)
@@ -207,17 +246,20 @@ class EvidenceStage:
             self._evidence(entries), question=self.task.question, generated=self.trust.generated
         )
 
-    def _may_sample(self, drawn: int) -> bool:
-        """Another raw sample: within MAX_SAMPLES and the pool's K - 1, at a temperature
-        above 0, and leaving at least one call of the budget."""
+    def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:
+        """Another raw sample: only when the raw rewrite or the rule repair returns a result
+        that may be accepted (samples alone never are), within MAX_SAMPLES and the pool's
+        K - 1, at a temperature above 0, and leaving at least one call of the budget."""
         if drawn >= min(MAX_SAMPLES, self.pool.size - 1) or self.pool.temperature <= 0:
+            return False
+        if not anchors(self._evidence(entries)):
             return False
         return self.budget.llm_calls + 2 <= self.budget.budget.max_llm_calls
 
     def _raw_sample(self, k: int) -> list[PoolEntry]:
         """The raw prompt once more, at the pool's temperature with seed `k`."""
         statements, _ = raw_correction(
-            self.llm.for_node(EVIDENCE_NODE),
+            self.llm.for_node(None),
             self.task,
             max_tokens=sql_reply_cap(self.task.original_sql) + RAW_PROSE_TOKENS,
             temperature=self.pool.temperature,
@@ -225,7 +267,7 @@ class EvidenceStage:
         )
         if not statements:
             return []
-        return self._raw_entry(EVIDENCE_NODE, ";\n".join(statements), "raw:sample")
+        return self._raw_entry(None, ";\n".join(statements), SAMPLE_ORIGIN)
 
     def _accept_evidence(self, entries: list[PoolEntry], decided: EvidenceVerdict) -> None:
         pool = self._register(EVIDENCE_NODE, entries)
@@ -264,6 +306,6 @@ class EvidenceStage:
                 candidate=winner.id if winner else None,
                 checks=[c.model_dump() for c in decided.checks],
             ),
-            node=EVIDENCE_NODE,
+            node=EVIDENCE_NODE if winner else None,
             summary=decided.reason if decided.accepted else f"not accepted: {decided.reason}",
         )
