@@ -153,8 +153,8 @@ def _checked(
         accepted=True,
         fingerprint=fingerprint,
         checks=checks,
-        reason=f"{EVIDENCE_RULE}: {count} of {len(evidence)} independent candidates return "
-        f"the same result ({describe(checks)})",
+        reason=f"{count} of {len(evidence)} independent candidates return the same result "
+        f"({describe(checks)})",
     )
 
 
@@ -277,7 +277,7 @@ class EvidenceStage:
         if winner is None or winner.verdict != "unjudged":
             self._emit_evidence(entries, decided.model_copy(update={"accepted": False}), None)
             return
-        self.book.accept(winner, decided.reason)
+        self.book.accept(winner, f"{EVIDENCE_RULE}: {decided.reason}")
         self.accepted = winner
         self._emit_evidence(entries, decided, winner)
 
@@ -307,5 +307,5 @@ class EvidenceStage:
                 checks=[c.model_dump() for c in decided.checks],
             ),
             node=EVIDENCE_NODE if winner else None,
-            summary=decided.reason if decided.accepted else f"not accepted: {decided.reason}",
+            summary=("accepted: " if decided.accepted else "not accepted: ") + decided.reason,
         )
