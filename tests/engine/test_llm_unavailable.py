@@ -65,7 +65,9 @@ def test_an_endpoint_that_dies_mid_run_ends_it_with_the_best_candidate(demo_db, 
     task = demo_tasks["figure3"]
     gone = LLMUnavailableError("LLM endpoint http://x/v1 (model m): cannot connect (refused)")
     llm = DiesAfter(demo_script("figure3"), replies=2, error=gone)
-    result = correct(demo_db, task.question, task.sql, llm=llm)
+    # the gate's raw samples would take the script's one `correct` reply first
+    options = CorrectionOptions(evidence_gate=False)
+    result = correct(demo_db, task.question, task.sql, llm=llm, options=options)
     assert result.accepted is False
     assert result.reason.startswith("LLM backend failed: LLM endpoint http://x/v1")
     assert result.usage.llm_calls == 2

@@ -157,7 +157,11 @@ def test_c_five_candidates_three_groups_the_judge_picks_the_right_group(demo_db,
         }
     )
     result = correct(
-        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(candidates=5)
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=5, evidence_gate=False),
     )
 
     assert result.accepted is True
@@ -371,7 +375,11 @@ def test_an_acceptance_needs_two_candidates_that_agree_when_there_are_pools(demo
         }
     )
     result = correct(
-        demo_db, task.question, task.sql, llm=llm, options=CorrectionOptions(candidates=2)
+        demo_db,
+        task.question,
+        task.sql,
+        llm=llm,
+        options=CorrectionOptions(candidates=2, evidence_gate=False),
     )
 
     unconfirmed = of_kind(result, "unconfirmed")
@@ -397,7 +405,9 @@ def test_an_unconfirmed_choice_is_returned_first_when_nothing_is_accepted(demo_d
         task.question,
         task.sql,
         llm=llm,
-        options=CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=5)),
+        options=CorrectionOptions(
+            candidates=2, budget=Budget(max_llm_calls=5), evidence_gate=False
+        ),
     )
 
     assert result.accepted is False

@@ -73,6 +73,7 @@ def pool_result(
         task.question,
         task.sql,
         llm=llm,
-        options=CorrectionOptions(candidates=6),
+        # a story of the tree's pool and judge: the gate's raw samples would take its replies
+        options=CorrectionOptions(candidates=6, evidence_gate=False),
         on_event=on_event,
     )

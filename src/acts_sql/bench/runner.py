@@ -73,6 +73,8 @@ class MethodSpec(BaseModel):
             name += "-no-exec"
         if not self.options.ambiguity_detection:
             name += "-no-ambiguity"
+        if not self.options.evidence_gate:
+            name += "-no-evidence"
         return name
 
 

@@ -49,6 +49,7 @@ from acts_sql.cli.options import (
     MaxNodes,
     MaxSeconds,
     NoAmbiguity,
+    NoEvidenceGate,
     NoExecutionTools,
     correction_options,
 )
@@ -308,6 +309,7 @@ def bench_bird_critic(
     all_tasks: AllTasksOpt = False,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
+    no_evidence_gate: NoEvidenceGate = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,

@@ -18,7 +18,11 @@ from acts_sql.engine.budget import Budget
 from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.errors import ConfigError
 
-SWITCHES = {"no_execution_tools": "execution_tools", "no_ambiguity": "ambiguity_detection"}
+SWITCHES = {
+    "no_execution_tools": "execution_tools",
+    "no_ambiguity": "ambiguity_detection",
+    "no_evidence_gate": "evidence_gate",
+}
 """The ablation flags, and the option each one turns off; the other flags are named as the
 `CorrectionOptions` field or `Budget` limit they set."""
 
@@ -55,6 +59,14 @@ NoExecutionTools = Annotated[
 ]
 NoAmbiguity = Annotated[
     bool, typer.Option("--no-ambiguity", help="ablation: without ambiguity detection")
+]
+NoEvidenceGate = Annotated[
+    bool,
+    typer.Option(
+        "--no-evidence-gate",
+        help="acts/linear: always run the search, even when the first independent "
+        "candidates agree (the evidence gate accepts them without a plan)",
+    ),
 ]
 MaxLlmCalls = Annotated[int, typer.Option(help="budget per correction: LLM calls")]
 MaxNodes = Annotated[int, typer.Option(help="budget per correction: nodes executed")]

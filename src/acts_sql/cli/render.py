@@ -420,6 +420,7 @@ def progress_line(event: TraceEvent) -> str | None:
 _ONE_LINERS = {
     EventKind.OVERRULED,
     EventKind.BACKTRACK,
+    EventKind.EVIDENCE,
     EventKind.EXPANDED,
     EventKind.FIX_INSERTED,
     EventKind.PLAN_FAILED,

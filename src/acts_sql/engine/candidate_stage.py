@@ -34,6 +34,7 @@ from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
+from acts_sql.engine.result_checks import judge_unsupported
 from acts_sql.engine.rule_trace import rule_events
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
@@ -133,6 +134,8 @@ class CandidateStage:
 
         def _valid_target(self, target: str, rejected: str) -> bool: ...
 
+        def _take_gathered(self) -> tuple[list[PoolEntry], list[PoolEntry]]: ...
+
         def _backtrack(
             self, node: NodeState, decision: JudgeDecision | None, reason: str
         ) -> str | None: ...
@@ -148,7 +151,7 @@ class CandidateStage:
         )
         self._raw_sql = ";\n".join(statements) if statements else ""
 
-    def _raw_entries(self, node_id: str) -> list[PoolEntry]:
+    def _raw_entries(self, node_id: str | None) -> list[PoolEntry]:
         """The raw rewrite, once per run, as the first candidate of a pool."""
         self._raw_pending = False
         if self._raw_sql is None:  # not written yet (no pool was asked for before)
@@ -159,8 +162,12 @@ class CandidateStage:
                 RawCandidateData(), node=node_id, summary="no ```sql block in the reply"
             )
             return []
-        written = sql
-        sql = in_task_language(sql, self.executor, self.trace, node_id, self.budget)
+        return self._raw_entry(node_id, sql, "raw")
+
+    def _raw_entry(self, node_id: str | None, written: str, origin: str) -> list[PoolEntry]:
+        """A raw reply's SQL as a pool entry: kept in the task's language, and executed
+        unless the run knows its result (origin `<origin>:from_sql` when rewritten)."""
+        sql = in_task_language(written, self.executor, self.trace, node_id, self.budget)
         known = self.book.known(sql)
         result = (
             known.result
@@ -169,10 +176,10 @@ class CandidateStage:
                 self.executor, self.trace, node_id, "candidate", budget=self.budget
             ).execute(sql)
         )
-        origin = "raw" if sql == written else f"raw:{FROM_SQL}"
+        origin = origin if sql == written else f"{origin}:{FROM_SQL}"
         return [PoolEntry(sql=sql, origin=origin, result=result, known=known is not None)]
 
-    def _rule_entries(self, node_id: str) -> list[PoolEntry]:
+    def _rule_entries(self, node_id: str | None) -> list[PoolEntry]:
         """The rule chain's repair of the user's SQL, once per run, as a candidate of the first
         pool (a mechanical error such as `= NULL` then costs no LLM call to fix)."""
         self._rules_pending = False
@@ -191,9 +198,11 @@ class CandidateStage:
     def _register_unpooled_raw(self) -> None:
         """A raw rewrite written but never pooled (the search ended first) still counts:
         the run's answer is never worse than the raw single-turn one."""
+        head, tail = self._take_gathered()
         if self._raw_pending and self._raw_sql:
-            entries = self._raw_entries("raw")
-            self._register("raw", entries)
+            head = self._raw_entries("raw") + head
+        if head or tail:
+            self._register("raw", head + tail)
 
     def _register(self, node_id: str, entries: list[PoolEntry]) -> list[Candidate]:
         """Add a pool to the book; returns its candidates (repeats included), in order."""
@@ -258,6 +267,8 @@ class CandidateStage:
             entries = self._raw_entries(node.id) + entries
         if self._rules_pending:
             entries = entries + self._rule_entries(node.id)
+        head, tail = self._take_gathered()  # what the evidence gate gathered and left
+        entries = head + entries + tail
         if not entries:
             return self._backtrack(node, None, outcome.error or "no candidate")
         pool = self._register(node.id, entries)
@@ -339,6 +350,11 @@ class CandidateStage:
         if decision.verdict == "accept" and chosen is None:
             chosen = next(iter(view.labels.values()))  # "accept" without a group: the largest
         fault = self._unfounded(decision, node.id, view.text) if chosen is not None else None
+        if chosen is not None and fault is None and self.trust.generated:
+            group = self.book.groups[chosen]  # text-to-SQL: a check besides the judge
+            fault = judge_unsupported(
+                self.task.question, self.book.representative(chosen).result, group.votes
+            )
         if chosen is not None and fault is None and self._too_few_votes(chosen):
             return self._unconfirmed(node, chosen, decision, view.labels)
         if chosen is not None and fault is None:

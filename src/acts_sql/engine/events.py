@@ -155,6 +155,17 @@ class JudgementData(EventData):
     """A rejection: group id -> the claim of its reason that the group's rows bear out."""
 
 
+class EvidenceData(EventData):
+    """The evidence gate's weighing, before any plan (`acts_sql.engine.evidence`)."""
+
+    rule: str
+    accepted: bool
+    candidates: list[dict[str, Any]]
+    group: str | None = None
+    candidate: str | None = None
+    checks: list[dict[str, Any]] = []
+
+
 class UnconfirmedData(EventData):
     group: str
     votes: int
@@ -306,6 +317,7 @@ class EventKind(StrEnum):
     POOL = "pool", PoolData
     FIX_INSERTED = "fix_inserted", FixInsertedData
     JUDGEMENT = "judgement", JudgementData
+    EVIDENCE = "evidence", EvidenceData
     UNCONFIRMED = "unconfirmed", UnconfirmedData
     OVERRULED = "overruled", OverruledData
     REFUSAL = "refusal", RefusalData

@@ -74,6 +74,10 @@ class CorrectionOptions(BaseModel):
     transpiled from another dialect, unknown names replaced by the schema's nearest)."""
     raw_candidate: bool = True
     """acts/linear: the raw single-turn rewrite is one of the first candidates."""
+    evidence_gate: bool = True
+    """acts/linear: before the plan, accept a result that independent candidates (the raw
+    rewrite, the rule chain's repair, up to two raw samples) agree on and that the result
+    checks let stand (`acts_sql.engine.evidence`); False: the search always runs."""
     expect_same_rows: bool | None = None
     """True: the issue is about speed and the same rows are expected (a candidate that
     returns the user's rows may be accepted). None: decide from the issue's words."""

@@ -9,7 +9,7 @@ from acts_sql.engine.trace import Trace
 from acts_sql.tools.rule_chain import Firing
 
 
-def rule_events(trace: Trace, node: str) -> Callable[[Firing], None]:
+def rule_events(trace: Trace, node: str | None) -> Callable[[Firing], None]:
     """A chain's `on_fire` that records each firing as a `rule_fired` trace event."""
 
     def emit(firing: Firing) -> None:

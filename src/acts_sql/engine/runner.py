@@ -236,6 +236,7 @@ def trust_context(
         shape,
         same_rows or generated,
         original_runs=original is not None and original.ok,
+        generated=generated,
     )
 
 

@@ -1,5 +1,9 @@
 """The search loop: the paper's Algorithm 1 (method `acts`) and its linear variant.
 
+0. The evidence gate (`acts_sql.engine.evidence`): when the raw rewrite, the rule
+   chain's repair of the user's SQL and up to two raw samples agree on a result the
+   engine may accept, and the result checks let it stand, it is accepted without a
+   plan (at most 3 LLM calls); otherwise they join the first pool.
 1. The agent writes a plan; the cursor names the node to run. Nodes a weak
    planner lists without links are chained in the order given.
 2. Run the node's tool. A `detect_ambiguities` result expands the node: one
@@ -66,6 +70,7 @@ from acts_sql.engine.events import (
     PrunedData,
     ReplanData,
 )
+from acts_sql.engine.evidence import EVIDENCE_RULE, EvidenceStage
 from acts_sql.engine.feedback import rejection_feedback
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.prefetch import NoExecution, first_request
@@ -89,6 +94,7 @@ from acts_sql.protocol import AmbiguityReport, JudgeDecision, Plan, PlanNode, To
 from acts_sql.sql.languages import unavailable_tools
 from acts_sql.tools.base import (
     PathStep,
+    PoolEntry,
     PoolSettings,
     SampleLedger,
     ToolCall,
@@ -128,7 +134,7 @@ class PlanMade(BaseModel):
         )
 
 
-class TreeSearch(CandidateStage):
+class TreeSearch(EvidenceStage, CandidateStage):
     """One run of the tree search over one task (`LinearSearch` narrows it to one path)."""
 
     tools: Tools = TOOLS
@@ -163,6 +169,7 @@ class TreeSearch(CandidateStage):
         # pool.rules: the option, off for a query language other than SQL (the rules rewrite SQL)
         self._rules_pending = pool.rules and bool(task.original_sql.strip())
         self._replanned = False
+        self._gathered: tuple[list[PoolEntry], list[PoolEntry]] = ([], [])
         self._repaired: set[str] = set()
         self.draws = SampleLedger()
         self.min_agreement = options.agreement_needed(pool.size)
@@ -193,6 +200,8 @@ class TreeSearch(CandidateStage):
             if self._raw_pending:
                 self._send_plan_ahead()
                 self._write_raw()
+            if self._weigh_evidence():
+                return self.outcome(f"accepted ({EVIDENCE_RULE}), without a plan")
             self.tree, event = self._make_plan()
             event.emit(self.trace, self.tree.plan_nodes())
             cursor: str | None = self.tree.root

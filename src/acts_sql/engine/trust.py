@@ -67,6 +67,8 @@ class TrustContext(BaseModel):
     original_shape: ResultShape | None = None
     original_runs: bool = True
     same_rows_expected: bool = False
+    generated: bool = False
+    """Text-to-SQL mode: the initial SQL is the model's own first answer, not the user's."""
 
     @classmethod
     def build(
@@ -76,6 +78,7 @@ class TrustContext(BaseModel):
         original_shape: ResultShape | None,
         same_rows_expected: bool,
         original_runs: bool = True,
+        generated: bool = False,
     ) -> TrustContext:
         return cls(
             dialect=dialect,
@@ -83,6 +86,7 @@ class TrustContext(BaseModel):
             original_shape=original_shape,
             original_runs=original_runs,
             same_rows_expected=same_rows_expected,
+            generated=generated,
         )
 
     def is_original(self, sql: str) -> bool:

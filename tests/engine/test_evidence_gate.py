@@ -1,0 +1,341 @@
+"""The evidence gate (issue 38, item 2): independent candidates that agree are accepted before
+any plan, within 3 LLM calls; refusals, speed issues, disagreement and the result checks stop
+it. Scripted LLM, real SQLite. Each case would pass differently without its rule (the
+`gate_off` run of a case shows what the search alone does)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acts_sql import Budget, CorrectionOptions, correct
+from acts_sql.db.connect import open_database
+from support import scripted
+
+QUESTION = "List the names of all users."
+GENERATE_ONLY = {"cursor": "n1", "nodes": [{"id": "n1", "tool": "generate_sql"}]}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.executemany("INSERT INTO users VALUES (?, ?)", [(1, "ann"), (2, "bob"), (3, "cy")])
+        conn.execute("CREATE TABLE requests (id INTEGER PRIMARY KEY, day TEXT, path TEXT)")
+        conn.executemany(
+            "INSERT INTO requests VALUES (?, ?, ?)",
+            [(1, "2024-01-01", "/"), (2, "2024-01-01", "/a"), (3, "2024-01-02", "/")],
+        )
+    return str(path)
+
+
+def raw(sql: str) -> str:
+    return f"The query should be:\n```sql\n{sql}\n```"
+
+
+def gen(sql: str) -> str:
+    return json.dumps({"sql": sql, "rationale": "scripted"})
+
+
+def accept(reason: str = "it answers the question") -> str:
+    return json.dumps({"reason": reason, "verdict": "accept", "group": "A", "backtrack_to": None})
+
+
+def kinds(result: Any, kind: str) -> list[Any]:
+    return [e for e in result.trace if e.kind == kind]
+
+
+def calls(result: Any, purpose: str) -> int:
+    return sum(1 for e in kinds(result, "llm_call") if e.purpose == purpose)
+
+
+def gate_event(result: Any) -> Any:
+    found = kinds(result, "evidence")
+    assert len(found) == 1
+    return found[0]
+
+
+# ------------------------------------------------------------------ the gate accepts
+
+ACCEPTED = [
+    # id, user's SQL, `correct` replies, K, calls at most, origins that agree
+    (
+        "misspelled column: rule repair + raw rewrite, 1 call",
+        "SELECT nam FROM users",
+        [raw("SELECT name FROM users")],
+        1,
+        1,
+        {"raw", "rule:unknown_identifier"},
+    ),
+    (
+        "keyword typo: raw rewrite + 1 sample, 2 calls",
+        "SELEC name FROM users",
+        [raw("SELECT name FROM users"), raw("SELECT name FROM users;")],
+        3,
+        2,
+        {"raw", "raw:sample"},
+    ),
+    (
+        "wrong rows: raw + 1 sample agree on other rows, 2 calls",
+        "SELECT name FROM users WHERE id > 1",
+        [raw("SELECT name FROM users"), raw("SELECT u.name FROM users AS u")],
+        3,
+        2,
+        {"raw", "raw:sample"},
+    ),
+]
+
+
+@pytest.mark.parametrize("method", ["acts", "linear"])
+@pytest.mark.parametrize(
+    ("sql", "replies", "k", "most", "origins"),
+    [case[1:] for case in ACCEPTED],
+    ids=[case[0] for case in ACCEPTED],
+)
+def test_agreeing_candidates_are_accepted_without_a_plan(
+    db, method, sql, replies, k, most, origins
+):
+    llm = scripted({"correct": replies})
+    options = CorrectionOptions(method=method, candidates=k)
+    result = correct(db, QUESTION, sql, llm=llm, options=options)
+
+    assert result.accepted is True
+    assert sorted(row[0] for row in result.result.rows) == ["ann", "bob", "cy"]
+    assert result.usage.llm_calls <= most
+    assert [r.purpose for r in llm.requests] == ["correct"] * result.usage.llm_calls
+    assert not kinds(result, "plan") and not kinds(result, "plan_failed")
+    assert result.tree == []
+    assert result.reason.startswith("accepted (evidence: agreement)")
+    event = gate_event(result)
+    assert event.data.accepted is True and event.data.rule == "evidence: agreement"
+    agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
+    assert origins <= agreeing
+    assert event.data.candidate == next(
+        c["id"] for c in result.candidates if c["verdict"] == "accepted"
+    )
+
+    # without the rule, the same replies do not end the run: the search asks for a plan
+    off = correct(
+        db,
+        QUESTION,
+        sql,
+        llm=scripted({"correct": replies}),
+        options=CorrectionOptions(method=method, candidates=k, evidence_gate=False),
+    )
+    assert off.accepted is False and not kinds(off, "evidence")
+
+
+# ------------------------------------------------------------------ the gate does not accept
+
+
+def tree_script(correct_replies: list[str], k: int) -> dict[str, list[str]]:
+    """The replies the search needs after the gate: a plan, one pool of K, one judge."""
+    return {
+        "correct": correct_replies,
+        "plan": [json.dumps(GENERATE_ONLY)],
+        "generate_sql": [gen("SELECT name FROM users ORDER BY name")] * k,
+        "judge": [accept()],
+    }
+
+
+def test_disagreement_draws_a_third_call_then_the_search_runs(db):
+    replies = [
+        raw("SELECT name FROM users WHERE id < 3"),
+        raw("SELECT name FROM users WHERE id <> 2"),
+        raw("SELECT name FROM users WHERE id = 1"),
+    ]
+    llm = scripted(tree_script(replies, 3))
+    result = correct(
+        db,
+        QUESTION,
+        "SELECT name FROM users WHERE id > 2",
+        llm=llm,
+        options=CorrectionOptions(candidates=3),
+    )
+
+    assert calls(result, "correct") == 3  # the raw rewrite and the gate's two samples
+    event = gate_event(result)
+    assert event.data.accepted is False and "no agreement" in event.summary
+    assert kinds(result, "plan")  # the search ran
+    # the gate's candidates joined the first pool (no call is lost)
+    pool = kinds(result, "pool")[0]
+    origins = {c["origin"] for c in result.candidates if c["id"] in pool.data.candidates}
+    assert {"raw", "raw:sample"} <= origins
+    assert result.accepted is True and result.reason == "accepted"  # by the judge, not the gate
+    first = [e.data.origin for e in kinds(result, "candidate") if e.node == pool.node]
+    assert first[:3] == ["raw", "raw:sample", "raw:sample"]
+
+
+def test_the_users_own_rows_are_refused_and_the_search_goes_on(db):
+    users = "SELECT name FROM users WHERE id > 1"
+    replies = [
+        raw("SELECT name FROM users WHERE id >= 2"),  # the user's rows again
+        raw("SELECT name FROM users WHERE id != 1"),  # so would the samples be
+        raw("SELECT name FROM users WHERE 1 < id"),
+    ]
+    llm = scripted(tree_script(replies, 3))
+    result = correct(
+        db,
+        "The names are wrong: " + QUESTION,
+        users,
+        llm=llm,
+        options=CorrectionOptions(candidates=3),
+    )
+
+    event = gate_event(result)
+    assert event.data.accepted is False
+    assert "refused" in event.summary and "rows of the user's SQL" in event.summary
+    assert all(c["refusal"] for c in event.data.candidates)
+    # nothing the raw rewrite returns may be accepted: no sample is drawn for the gate
+    assert calls(result, "correct") == 1
+    assert kinds(result, "plan")
+    assert sorted(r[0] for r in result.result.rows) == ["ann", "bob", "cy"]
+
+
+def test_samples_that_agree_without_the_raw_rewrite_are_not_enough(db):
+    replies = [
+        raw("SELECT name FROM users WHERE id < 3"),
+        raw("SELECT name FROM users"),
+        raw("SELECT u.name FROM users AS u"),
+    ]
+    llm = scripted(tree_script(replies, 3))
+    result = correct(
+        db,
+        QUESTION,
+        "SELECT name FROM users WHERE id > 2",
+        llm=llm,
+        options=CorrectionOptions(candidates=3),
+    )
+    event = gate_event(result)
+    assert event.data.accepted is False
+    assert "neither the raw rewrite nor the rule repair" in event.summary
+    assert kinds(result, "plan")
+
+
+def test_a_statement_without_rows_is_nothing_to_agree_on(tmp_path):
+    path = tmp_path / "w.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (a INT)")
+    view = "CREATE VIEW v AS SELECT a FROM t"
+    llm = scripted(tree_script([raw(view), raw(view)], 2))
+    executor = open_database(str(path), allow_writes=True)  # on a throw-away copy
+    try:
+        result = correct(
+            executor,
+            "Create the view v over t; mine fails.",
+            "CREATE VIEW v AS SELEC a FROM t",
+            llm=llm,
+            options=CorrectionOptions(candidates=2),
+        )
+    finally:
+        executor.close()
+    raws = [c for c in result.candidates if c["origin"] == "raw"]
+    assert raws and raws[0]["result"]["status"] == "ok"  # it ran, without a result set
+    assert calls(result, "correct") == 1  # nothing to agree on: no sample drawn
+    assert not result.reason.startswith("accepted (evidence")
+
+
+def test_a_speed_issue_is_left_to_the_search(db):
+    users = "SELECT name FROM users WHERE id > 1"
+    question = "This query is slow on our data, please optimize it."
+    replies = [
+        raw("SELECT u.name FROM users AS u WHERE u.id > 1"),
+        raw("SELECT name FROM users WHERE id >= 2"),
+    ]
+    llm = scripted(tree_script(replies, 3))
+    result = correct(db, question, users, llm=llm, options=CorrectionOptions(candidates=3))
+
+    assert not kinds(result, "evidence")
+    assert calls(result, "correct") == 1  # no sample drawn for a rule that cannot accept
+    assert kinds(result, "plan")
+    assert not result.reason.startswith("accepted (evidence")
+
+
+def test_the_gate_leaves_the_last_call_of_the_budget(db):
+    replies = [raw("SELECT name FROM users WHERE id < 3"), raw("SELECT name FROM users")]
+    llm = scripted(tree_script(replies, 1))
+    result = correct(
+        db,
+        QUESTION,
+        "SELECT name FROM users WHERE id > 2",
+        llm=llm,
+        options=CorrectionOptions(candidates=3, budget=Budget(max_llm_calls=2)),
+    )
+    assert calls(result, "correct") == 1  # a sample would have spent the plan's call
+    assert kinds(result, "plan")
+
+
+# ------------------------------------------------------------------ text-to-SQL
+
+PER_DAY = "How many requests were made on each day?"
+
+
+def test_text_to_sql_one_total_for_each_day_is_neither_gate_nor_judge_accepted(db):
+    total = "SELECT COUNT(*) FROM requests"
+    llm = scripted(
+        {
+            "generate_sql": [gen(total), gen("SELECT COUNT(id) FROM requests")] * 2,
+            "correct": [raw(total), raw("SELECT COUNT(*) AS n FROM requests")],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "judge": [accept("it counts the requests")],
+        }
+    )
+    result = correct(
+        db,
+        PER_DAY,
+        None,
+        llm=llm,
+        options=CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=7)),
+    )
+
+    event = gate_event(result)
+    assert event.data.accepted is False
+    assert "result check fails" in event.summary and "one row per group" in event.summary
+    judgements = kinds(result, "judgement")
+    assert (
+        judgements and judgements[0].data.verdict == "reject" and judgements[0].data.by == "engine"
+    )
+    assert "the judge accepted, but a result check fails" in judgements[0].summary
+    assert result.accepted is False
+
+
+def test_text_to_sql_a_lone_candidate_needs_a_check_besides_the_judge(db):
+    llm = scripted(
+        {
+            "generate_sql": [gen("SELECT day FROM requests"), gen("SELECT path FROM requests")],
+            "correct": [raw("SELECT id FROM requests")],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "judge": [accept("it answers the question")],
+        }
+    )
+    result = correct(
+        db,
+        "Tell me about the requests.",
+        None,
+        llm=llm,
+        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=5)),
+    )
+    judgement = kinds(result, "judgement")[0]
+    assert judgement.data.verdict == "reject" and "no check besides the judge" in judgement.summary
+    assert result.accepted is False
+
+
+def test_text_to_sql_agreement_on_one_row_per_day_is_accepted(db):
+    per_day = "SELECT day, COUNT(*) FROM requests GROUP BY day"
+    llm = scripted(
+        {
+            "generate_sql": [gen("SELECT COUNT(*) FROM requests")],
+            "correct": [raw(per_day), raw("SELECT day, COUNT(id) AS n FROM requests GROUP BY 1")],
+        }
+    )
+    result = correct(db, PER_DAY, None, llm=llm, options=CorrectionOptions(candidates=2))
+
+    assert result.accepted is True and result.usage.llm_calls == 3
+    assert sorted(result.result.rows) == [["2024-01-01", 2], ["2024-01-02", 1]]
+    checks = {c["name"]: c["verdict"] for c in gate_event(result).data.checks}
+    assert checks["one row per group"] == "pass"
