@@ -101,7 +101,9 @@ def test_the_typo_story_the_fallback_returns_the_right_answer_the_judge_pruned(u
         QUESTION,
         TYPO,
         llm=llm,
-        options=CorrectionOptions(candidates=4, budget=Budget(max_llm_calls=30)),
+        options=CorrectionOptions(
+            candidates=4, budget=Budget(max_llm_calls=30), evidence_gate=False
+        ),
     )
 
     assert same(result.sql, RIGHT), result.reason
@@ -167,7 +169,9 @@ def test_a_rejection_of_a_majority_group_stands_only_with_evidence_from_its_rows
         QUESTION,
         TYPO,
         llm=llm,
-        options=CorrectionOptions(candidates=4, budget=Budget(max_llm_calls=7)),
+        options=CorrectionOptions(
+            candidates=4, budget=Budget(max_llm_calls=7), evidence_gate=False
+        ),
     )
 
     assert len(llm.prompts("judge")) == 1

@@ -235,7 +235,9 @@ def test_a_candidate_that_drops_the_table_does_not_hide_it_from_the_next(engine:
             QUESTION,
             USER_SQL,
             llm=scripted(script),
-            options=CorrectionOptions(candidates=3),
+            # the pool is under test: the evidence gate (rule repair and raw rewrite agree)
+            # would accept before it
+            options=CorrectionOptions(candidates=3, evidence_gate=False),
         )
     # the candidates' statements; the rule chain's probes of the user's SQL are "rules"
     ran = [

@@ -41,7 +41,9 @@ def test_a_batch_on_ray_decides_as_the_local_executor(ray_cluster, tmp_path):
     assert decided(tmp_path / "ray") == decided(tmp_path / "local")
     ray = json.loads((tmp_path / "ray" / "summary.json").read_text())
     assert ray["executor"] == "ray" and ray["bad_lines"] == 2
-    assert (ray["finished"], ray["accepted"]) == (local.finished, local.accepted) == (10, 10)
+    # the three text-to-SQL tasks are not accepted: the script's judge is the only evidence
+    # there, and acceptance needs a result check besides the judge (issue 38)
+    assert (ray["finished"], ray["accepted"]) == (local.finished, local.accepted) == (10, 7)
     workers = {record["worker"] for record in results(tmp_path / "ray")}
     assert 1 <= len(workers) <= 2  # the actors' processes
 
