@@ -12,6 +12,7 @@ Each test works on its own database (`shop`), made and dropped here.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -204,7 +205,10 @@ def test_postgres_refuses_to_open_when_another_session_is_connected(pg_shop: Sho
             open_database(shop.url, allow_writes=True)
         message = str(raised.value)
         assert message.startswith(f"cannot make a private copy of {SHOP!r} for --allow-writes")
-        assert "1 other session is connected to it" in message and "\n" not in message
+        # at least the held session (a connection of this test's own fixtures may still be
+        # closing on the server, so the count is not pinned)
+        assert re.search(r"\b[1-9]\d* other sessions? (is|are) connected to it", message)
+        assert "\n" not in message
         assert other.execute("SELECT 1").fetchone() == (1,)  # the other session lives
     finally:
         other.close()
