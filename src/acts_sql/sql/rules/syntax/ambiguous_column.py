@@ -3,7 +3,8 @@
 acts-sql's own rule. `SELECT id, total FROM orders JOIN users ON ...` fails
 on every engine (SQLite "ambiguous column name: id", PostgreSQL `column
 reference "id" is ambiguous`, DuckDB `Ambiguous reference to column name
-"id"`, MySQL "Column 'id' in field list is ambiguous"). The column the error
+"id"`, MySQL "Column 'id' in field list is ambiguous", SQL Server "Ambiguous column
+name 'id'"). The column the error
 names gets, wherever it stands unqualified in a scope where two or more FROM
 items have it, the alias (or name) of the first FROM item that has it, in the
 order the FROM clause lists them: when the join condition equates the column
@@ -33,7 +34,8 @@ _AMBIGUOUS = re.compile(
     r"ambiguous column name:\s*(?:\w+\.)?(?P<a>[^\s]+)"
     r"|column reference \"(?P<b>[^\"]+)\" is ambiguous"
     r"|ambiguous reference to column name \"(?P<c>[^\"]+)\""
-    r"|column '(?P<d>[^']+)' in [\w ]+ is ambiguous",
+    r"|column '(?P<d>[^']+)' in [\w ]+ is ambiguous"
+    r"|ambiguous column name '(?P<e>[^']+)'",
     re.IGNORECASE,
 )
 
