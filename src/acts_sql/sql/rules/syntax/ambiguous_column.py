@@ -66,18 +66,30 @@ class AmbiguousColumn(Rule):
 
 def _qualify(statement: exp.Expr, name: str, facts: SchemaFacts) -> bool:
     low = name.lower()
+    by_select = {id(scope.expression): scope for scope in traverse_scope(statement)}
     changed = False
-    for scope in traverse_scope(statement):
+    for column in list(statement.find_all(exp.Column)):
+        if column.table or column.name.lower() != low or _output_name(column, low):
+            continue
+        scope = by_select.get(id(column.find_ancestor(exp.Select)))
+        if scope is None:
+            continue
         owners = [ref for ref in scope.selected_sources if _has(scope, ref, low, facts)]
         if len(owners) < 2:
             continue
         first = owners[0]
         ident = ref_ident(scope.selected_sources[first][0]) or exp.to_identifier(first)
-        for column in scope.columns:
-            if not column.table and column.name.lower() == low:
-                column.set("table", ident.copy())
-                changed = True
+        column.set("table", ident.copy())
+        changed = True
     return changed
+
+
+def _output_name(column: exp.Column, low: str) -> bool:
+    """Whether `column` is an ORDER BY key that names an output column of its SELECT."""
+    select = column.find_ancestor(exp.Select)
+    if column.find_ancestor(exp.Order) is None or not isinstance(select, exp.Select):
+        return False
+    return any(isinstance(e, exp.Alias) and e.alias.lower() == low for e in select.expressions)
 
 
 def _has(scope: Scope, ref: str, column: str, facts: SchemaFacts) -> bool:
