@@ -11,11 +11,11 @@ three letters or fewer are repaired only where the database's error points.
 
 Never touched: words that are a table or column of the schema, aliases (a
 word after AS, or a word written more than once, as an alias that is used
-is), qualifiers and qualified names (`x.` / `.x`), function names (a word
-before `(`), quoted names, strings and comments, and words that are already
-keywords. The rest of the text is kept as written; the keyword takes the
-case of the word it replaces. Applies only to a statement that fails with a
-syntax error.
+is), names defined before AS (a CTE's), qualifiers and qualified names (`x.`
+/ `.x`), function names (a word before `(`), quoted names, strings and
+comments, and words that are already keywords. The rest of the text is kept
+as written; the keyword takes the case of the word it replaces. Applies only
+to a statement that fails with a syntax error.
 """
 
 from __future__ import annotations
@@ -114,10 +114,12 @@ def _typos(tokens: list[Token], schema: set[str], fail: int | None) -> list[tupl
 
 
 def _beside(tokens: list[Token], index: int) -> bool:
-    """Whether the word is an alias after AS, a qualifier, a qualified name or a function."""
+    """Whether the word is an alias after AS, a name defined before AS (a CTE), a qualifier,
+    a qualified name or a function."""
     before = tokens[index - 1].token_type if index > 0 else None
     after = tokens[index + 1].token_type if index + 1 < len(tokens) else None
-    return before in (TokenType.ALIAS, TokenType.DOT) or after in (TokenType.DOT, TokenType.L_PAREN)
+    names = (TokenType.DOT, TokenType.L_PAREN, TokenType.ALIAS)
+    return before in (TokenType.ALIAS, TokenType.DOT) or after in names
 
 
 def _nearness(index: int, fail: int | None) -> tuple[int, int]:
