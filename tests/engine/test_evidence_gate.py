@@ -73,8 +73,16 @@ ACCEPTED = [
         {"raw", "rule:unknown_identifier"},
     ),
     (
-        "keyword typo: raw rewrite + 1 sample, 2 calls",
+        "keyword typo: rule repair (keyword_typo) + raw rewrite, 1 call",
         "SELEC name FROM users",
+        [raw("SELECT name FROM users")],
+        3,
+        1,
+        {"raw", "rule:keyword_typo"},
+    ),
+    (
+        "no rule repair: raw rewrite + 1 sample, 2 calls",
+        "SELECT name FROM users WHERE",
         [raw("SELECT name FROM users"), raw("SELECT name FROM users;")],
         3,
         2,

@@ -102,7 +102,10 @@ def test_the_typo_story_the_fallback_returns_the_right_answer_the_judge_pruned(u
         TYPO,
         llm=llm,
         options=CorrectionOptions(
-            candidates=4, budget=Budget(max_llm_calls=30), evidence_gate=False
+            candidates=4,
+            budget=Budget(max_llm_calls=30),
+            evidence_gate=False,
+            rule_candidates=False,  # the story predates keyword_typo, which repairs SELEC
         ),
     )
 
@@ -170,7 +173,10 @@ def test_a_rejection_of_a_majority_group_stands_only_with_evidence_from_its_rows
         TYPO,
         llm=llm,
         options=CorrectionOptions(
-            candidates=4, budget=Budget(max_llm_calls=7), evidence_gate=False
+            candidates=4,
+            budget=Budget(max_llm_calls=7),
+            evidence_gate=False,
+            rule_candidates=False,  # no keyword_typo vote: the pool's groups as written
         ),
     )
 

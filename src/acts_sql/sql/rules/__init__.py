@@ -17,9 +17,12 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | untyped_literals | (acts-sql's own: PostgreSQL's "is not unique" on bare strings) |
 | syntax | unknown_identifier | No_Such_Column (spelling) |
 | syntax | wrong_qualifier | No_Such_Column (alias not used, table-column mismatch) |
+| syntax | ambiguous_column | (acts-sql's own: "ambiguous column name" in a join) |
 | syntax | missing_join | No_Such_Column (missing join) |
 | syntax | group_by_columns | (acts-sql's own) |
 | syntax | quoted_value, foreign_quotes | (acts-sql's own) |
+| syntax | keyword_typo | (acts-sql's own: SELEC, FORM, WERE, GROPU BY, ...) |
+| syntax | missing_comma | (acts-sql's own: `SELECT plate COUNT(*)`) |
 | syntax | stray_semicolon | (acts-sql's own: `;` inside a statement) |
 | syntax | reparse, transpile_dialect | (acts-sql's own, the earlier deterministic repairs) |
 | syntax | execution_failure | Misc_Execution_Failure (hint) |
@@ -62,12 +65,15 @@ from acts_sql.sql.rules.logic.scalar_subquery_in import ScalarSubqueryIn
 from acts_sql.sql.rules.output.concatenated_output import ConcatenatedOutput
 from acts_sql.sql.rules.output.extreme_subquery import ExtremeSubquery
 from acts_sql.sql.rules.output.order_select import OrderSelect
+from acts_sql.sql.rules.syntax.ambiguous_column import AmbiguousColumn
 from acts_sql.sql.rules.syntax.arithmetic_functions import ArithmeticFunctions
 from acts_sql.sql.rules.syntax.catalog_views import CatalogViews
 from acts_sql.sql.rules.syntax.dialect_functions import DialectFunctions
 from acts_sql.sql.rules.syntax.execution_failure import ExecutionFailure
 from acts_sql.sql.rules.syntax.foreign_quotes import ForeignQuotes
 from acts_sql.sql.rules.syntax.group_by_columns import GroupByColumns
+from acts_sql.sql.rules.syntax.keyword_typo import KeywordTypo
+from acts_sql.sql.rules.syntax.missing_comma import MissingComma
 from acts_sql.sql.rules.syntax.missing_cte import MissingCte
 from acts_sql.sql.rules.syntax.missing_join import MissingJoin
 from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
@@ -86,10 +92,13 @@ RULES: tuple[Rule, ...] = (
     CatalogViews(),
     UnknownIdentifier(),
     WrongQualifier(),
+    AmbiguousColumn(),
     MissingJoin(),
     GroupByColumns(),
     QuotedValue(),
     ForeignQuotes(),
+    KeywordTypo(),
+    MissingComma(),
     StraySemicolon(),
     Reparse(),
     TranspileDialect(),
