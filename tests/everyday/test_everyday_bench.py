@@ -20,7 +20,8 @@ def fenced(sql: str) -> str:
 
 def script() -> dict[str, list[str]]:
     """raw: S10 answered right, S01 answered with every customer (runs, wrong rows);
-    maplerepair: S10 left alone by the rules (no LLM call), S01 repaired by its LLM."""
+    maplerepair: S10 left alone by the rules (no LLM call), S01 (a keyword typo) repaired by
+    the `keyword_typo` rule, also with no call (the third reply is never asked for)."""
     return {
         "correct": [
             fenced(S10.gold_sql),
@@ -49,8 +50,8 @@ def test_bench_everyday_scores_and_reports_each_method(tmp_path):
     assert (raw.cases, raw.right, raw.accepted, raw.wrong_accepted) == (2, 1, 2, 1)
     assert (raw.fixed, raw.broken, raw.by_rules) == (1, 0, 0)
     assert raw.llm_calls.mean == 1.0 and raw.seconds.mean > 0 and raw.seconds.p90 > 0
-    assert (maple.right, maple.by_rules, maple.llm_calls.mean) == (1, 0, 0.5)
-    assert maple.llm_calls.p50 == 0 and maple.llm_calls.p90 == 1
+    assert (maple.right, maple.by_rules, maple.llm_calls.mean) == (1, 1, 0.0)
+    assert maple.llm_calls.p50 == 0 and maple.llm_calls.p90 == 0
     assert raw.by_class["comma_alias"].right == 1 and raw.by_class["keyword_typo"].right == 0
     assert raw.by_class["keyword_typo"].wrong_accepted == 1
     assert raw.by_dialect == {"sqlite": raw.by_dialect["sqlite"]}
