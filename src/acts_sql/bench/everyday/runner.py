@@ -20,6 +20,7 @@ from acts_sql.api import correct
 from acts_sql.bench.everyday.cases import EverydayCase, select_cases
 from acts_sql.bench.everyday.databases import DatabaseKey, case_databases
 from acts_sql.bench.everyday.scoring import gold_result, returns_gold
+from acts_sql.bench.logs.runner import read_records, records_path
 from acts_sql.bench.logs.scoring import GoldResult
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
@@ -79,16 +80,8 @@ class EverydayRecord(BaseModel):
 RecordListener = Callable[[EverydayRecord], None]
 
 
-def records_path(out: Path, method: str) -> Path:
-    return out / f"records-{method}.jsonl"
-
-
 def load_records(out: Path, method: str) -> list[EverydayRecord]:
-    path = records_path(out, method)
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [EverydayRecord.model_validate_json(line) for line in lines if line.strip()]
+    return read_records(out, method, EverydayRecord)
 
 
 def run_everyday_bench(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -115,16 +116,24 @@ def run_logs_bench(
         executor.close()
 
 
+R = TypeVar("R", bound=BaseModel)
+
+
 def records_path(out: Path, method: str) -> Path:
     return out / f"records-{method}.jsonl"
 
 
-def load_records(out: Path, method: str) -> list[LogRecord]:
+def read_records(out: Path, method: str, model: type[R]) -> list[R]:
+    """The records a run wrote to `records_path(out, method)`, read as `model` (none yet: [])."""
     path = records_path(out, method)
     if not path.exists():
         return []
     lines = path.read_text(encoding="utf-8").splitlines()
-    return [LogRecord.model_validate_json(line) for line in lines if line.strip()]
+    return [model.model_validate_json(line) for line in lines if line.strip()]
+
+
+def load_records(out: Path, method: str) -> list[LogRecord]:
+    return read_records(out, method, LogRecord)
 
 
 def _run_method(
