@@ -63,6 +63,7 @@ def test_fix_corrects_a_prql_file_and_answers_in_prql(tmp_path):
         str(query),
         "--llm",
         f"scripted:{_script(tmp_path)}",
+        "--no-scaled-budget",  # the script's plan and judge are part of the story
     ]
     out = CliRunner().invoke(app, [*args, "--json"])
     assert out.exit_code == 0, out.output
@@ -93,6 +94,7 @@ def test_a_prql_file_needs_no_language_flag_and_a_flag_wins_over_the_suffix(tmp_
     query.write_text(TYPO + "\n")
     base = ["fix", "--db", f"duckdb:///{db}", "--question", "How many server errors?"]
     base += ["--sql-file", str(query), "--llm", f"scripted:{_script(tmp_path)}", "--json"]
+    base += ["--no-scaled-budget"]  # the script's plan and judge are part of the story
     inferred = CliRunner().invoke(app, base)
     assert inferred.exit_code == 0, inferred.output
     assert json.loads(inferred.stdout)["dialect"] == "prql"

@@ -147,7 +147,7 @@ def test_truncated_plan_json_is_repaired_without_reasking(demo_db, demo_tasks):
 def test_plan_that_stays_invalid_falls_back_to_the_default_plan(demo_db, demo_tasks):
     script = demo_script("figure3")
     script["plan"] = ["nope", '{"cursor": ', "still not a plan"]
-    result, llm = run(demo_db, demo_tasks["figure3"], script, json_retries=2)
+    result, llm = run(demo_db, demo_tasks["figure3"], script, json_retries=2, scaled_budget=False)
 
     failed = events(result, "plan_failed")
     assert len(failed) == 1 and "no usable reply after 3 attempts" in failed[0].data["reason"]

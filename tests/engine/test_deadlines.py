@@ -135,12 +135,18 @@ def test_a_slow_judge_ends_the_run_at_its_deadline_with_the_best_candidate(
     assert any(e.kind == "budget_exhausted" for e in result.trace)
 
 
-def test_a_backend_slower_than_the_whole_run_returns_the_original_in_time(users_db: Path) -> None:
+def test_a_backend_slower_than_the_whole_run_returns_the_rule_repair_in_time(
+    users_db: Path,
+) -> None:
+    """The rule chain runs before any model call: a backend that never answers in time still
+    leaves the deterministic repair of the user's error (not accepted: nothing agreed)."""
     result, seconds = run(users_db, SlowBackend(delay_s=5.0), max_seconds=1)
 
     assert seconds < 1.5
     assert result.reason.startswith("budget exhausted: wall time (1 s)")
-    assert result.accepted is False and result.sql == ORIGINAL
+    assert result.accepted is False and result.sql == FIXED != ORIGINAL
+    assert [c["origin"] for c in result.candidates] == ["rule:unknown_identifier"]
+    assert not [e for e in result.trace if e.kind == "llm_call" and e.data["ok"]]
 
 
 def test_the_time_a_call_may_take_shrinks_as_the_run_goes_on(users_db: Path) -> None:

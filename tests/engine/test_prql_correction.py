@@ -71,7 +71,15 @@ def test_an_unknown_transform_is_corrected_from_the_compilers_error(logs_db):
             "judge": [accept()],
         }
     )
-    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm)
+    # the tree is under test: no scaled budget stopping at the lone raw rewrite
+    result = correct(
+        logs_db,
+        QUESTION,
+        TYPO,
+        language="prql",
+        llm=llm,
+        options=CorrectionOptions(scaled_budget=False),
+    )
 
     assert result.accepted is True
     assert result.sql == RIGHT  # the answer is PRQL, as the model wrote it
@@ -102,7 +110,15 @@ def test_a_candidate_that_does_not_compile_is_repaired_by_a_step_told_the_error(
             "judge": [accept()],
         }
     )
-    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm)
+    # the tree is under test: no scaled budget stopping at the lone raw rewrite
+    result = correct(
+        logs_db,
+        QUESTION,
+        TYPO,
+        language="prql",
+        llm=llm,
+        options=CorrectionOptions(scaled_budget=False),
+    )
 
     assert result.accepted is True and rows(result) == RIGHT_ROWS
     [fix] = [e for e in result.trace if e.kind == "fix_inserted"]
@@ -138,7 +154,7 @@ def test_the_users_query_reformatted_is_never_accepted(logs_db):
         user,
         language="prql",
         llm=llm,
-        options=CorrectionOptions(budget=Budget(max_llm_calls=8)),
+        options=CorrectionOptions(budget=Budget(max_llm_calls=8), scaled_budget=False),
     )
 
     assert result.accepted is False
@@ -211,7 +227,15 @@ def test_a_plan_naming_split_fix_syntax_is_refused_for_prql(logs_db):
             "judge": [accept()],
         }
     )
-    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm)
+    # the plan check is under test: no scaled budget stopping at the lone raw rewrite
+    result = correct(
+        logs_db,
+        QUESTION,
+        TYPO,
+        language="prql",
+        llm=llm,
+        options=CorrectionOptions(scaled_budget=False),
+    )
 
     assert result.accepted is True
     [event] = [e for e in result.trace if e.kind == "plan"]
@@ -236,7 +260,9 @@ def test_inspect_columns_runs_its_sql_templates_on_the_database(logs_db):
     llm = scripted(
         {"correct": [raw(RIGHT)], "plan": [plan], "generate_sql": [gen(RIGHT)], "judge": [accept()]}
     )
-    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm)
+    # the plan's tool is under test: no scaled budget stopping at the lone raw rewrite
+    options = CorrectionOptions(scaled_budget=False)
+    result = correct(logs_db, QUESTION, TYPO, language="prql", llm=llm, options=options)
 
     inspected = next(e for e in result.trace if e.kind == "node_finished" and e.node == "n1")
     assert inspected.data["status"] == "done"
@@ -286,7 +312,7 @@ def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds
         None,
         language="prql",
         llm=llm,
-        options=CorrectionOptions(budget=Budget(max_llm_calls=8)),
+        options=CorrectionOptions(budget=Budget(max_llm_calls=8), scaled_budget=False),
     )
 
     assert result.sql == RIGHT and rows(result) == RIGHT_ROWS

@@ -108,4 +108,18 @@ def sql_blocks(text: str, fences: tuple[str, ...] = ("sql",)) -> list[str]:
             _BLOCK.format(tags="|".join(re.escape(f) for f in fences)), re.IGNORECASE | re.DOTALL
         )
     )
-    return [block.strip().rstrip(";").strip() for block in pattern.findall(text) if block.strip()]
+    statements = (_unlabelled(block).strip().rstrip(";").strip() for block in pattern.findall(text))
+    return [statement for statement in statements if statement]
+
+
+_LABEL = re.compile(
+    r"\A(?:[ \t]*--[ \t]*(?:sql[ \t]+)?(?:code[ \t]+block|statement|query|solution)"
+    r"(?:[ \t]*\d+)?[ \t]*:?[ \t]*(?:\r?\n|\Z))+",
+    re.IGNORECASE,
+)
+
+
+def _unlabelled(block: str) -> str:
+    """A block without the label lines a model writes over it ("-- SQL code block 1",
+    "-- Statement 2:"), copied from the prompt's wording; other comments stay."""
+    return _LABEL.sub("", block.lstrip("\r\n"))

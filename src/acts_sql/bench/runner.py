@@ -75,6 +75,8 @@ class MethodSpec(BaseModel):
             name += "-no-ambiguity"
         if not self.options.evidence_gate:
             name += "-no-evidence"
+        if not self.options.scaled_budget:
+            name += "-full-budget"
         return name
 
 

@@ -33,6 +33,8 @@ from acts_sql.cli.options import (
     Llm,
     MaxLlmCalls,
     MaxSeconds,
+    NoEvidenceGate,
+    NoScaledBudget,
     correction_options,
 )
 from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
@@ -70,12 +72,15 @@ def bench_everyday(
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
     candidates: BenchCandidates = None,
     temperature: BenchTemperature = None,
+    no_evidence_gate: NoEvidenceGate = False,
+    no_scaled_budget: NoScaledBudget = False,
 ) -> None:
     """Correct 38 everyday SQL mistakes (SQLite, DuckDB, PostgreSQL) with each method.
 
     Scores every answer by its rows against our gold SQL and writes OUT/report.md: right,
     accepted, wrong acceptances, LLM calls and seconds per case, by error class and
-    dialect. Re-running into the same --out skips the cases already done.
+    dialect; each case's trace goes to OUT/traces/<method>/<id>.json.gz. Re-running into
+    the same --out skips the cases already done.
     """
     console = make_console(stderr=True)
     with command_errors(

@@ -22,6 +22,7 @@ SWITCHES = {
     "no_execution_tools": "execution_tools",
     "no_ambiguity": "ambiguity_detection",
     "no_evidence_gate": "evidence_gate",
+    "no_scaled_budget": "scaled_budget",
 }
 """The ablation flags, and the option each one turns off; the other flags are named as the
 `CorrectionOptions` field or `Budget` limit they set."""
@@ -66,6 +67,14 @@ NoEvidenceGate = Annotated[
         "--no-evidence-gate",
         help="acts/linear: always run the search, even when the first independent "
         "candidates agree (the evidence gate accepts them without a plan)",
+    ),
+]
+NoScaledBudget = Annotated[
+    bool,
+    typer.Option(
+        "--no-scaled-budget",
+        help="acts/linear: let the search spend up to the budget's limits (by default, what "
+        "the evidence gate leaves undecided gets the calls its candidates say it can use)",
     ),
 ]
 MaxLlmCalls = Annotated[int, typer.Option(help="budget per correction: LLM calls")]

@@ -28,9 +28,18 @@ class Budget(BaseModel):
 class BudgetExhaustedError(Exception):
     """Raised inside the engine when a limit is hit; never leaves `correct`."""
 
+    prefix = "budget exhausted"
+
     def __init__(self, which: str) -> None:
-        super().__init__(f"budget exhausted: {which}")
+        super().__init__(f"{self.prefix}: {which}")
         self.which = which
+
+
+class ScaledBudgetSpentError(BudgetExhaustedError):
+    """The calls the evidence allowed are spent (`acts_sql.engine.scaled_budget`), below the
+    budget's limit."""
+
+    prefix = "scaled budget spent"
 
 
 class BudgetTracker:
@@ -40,6 +49,10 @@ class BudgetTracker:
         self.budget = budget
         self.llm_calls = 0
         self.nodes_run = 0
+        self.allowance: int | None = None
+        """LLM calls the run may make in all, below `max_llm_calls`, when the evidence scaled
+        it (`acts_sql.engine.scaled_budget`); None: the budget's limit."""
+        self.allowance_reason = ""
         self._start = time.perf_counter()
         self._lock = threading.Lock()
 
@@ -47,9 +60,24 @@ class BudgetTracker:
     def elapsed(self) -> float:
         return time.perf_counter() - self._start
 
+    @property
+    def call_limit(self) -> int:
+        """The LLM calls the run may make in all: the allowance, or the budget's limit."""
+        if self.allowance is None:
+            return self.budget.max_llm_calls
+        return min(self.allowance, self.budget.max_llm_calls)
+
+    def allow(self, calls: int, reason: str) -> None:
+        """Scale the run's LLM calls to the evidence: `calls` in all (never past the limit)."""
+        self.allowance = min(calls, self.budget.max_llm_calls)
+        self.allowance_reason = reason
+
     def take_llm_call(self) -> None:
         with self._lock:
-            if self.llm_calls >= self.budget.max_llm_calls:
+            if self.llm_calls >= self.call_limit:
+                if self.call_limit < self.budget.max_llm_calls:
+                    calls = "1 LLM call" if self.call_limit == 1 else f"{self.call_limit} LLM calls"
+                    raise ScaledBudgetSpentError(f"{calls}: {self.allowance_reason}")
                 raise BudgetExhaustedError(f"LLM calls ({self.budget.max_llm_calls})")
             self.check_time()
             self.llm_calls += 1

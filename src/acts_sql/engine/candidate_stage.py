@@ -21,6 +21,7 @@ from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.events import (
+    BudgetScaledData,
     CandidateData,
     FixInsertedData,
     JudgeFailedData,
@@ -30,12 +31,13 @@ from acts_sql.engine.events import (
     RawCandidateData,
     UnconfirmedData,
 )
-from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.fingerprint import ResultShape, result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.result_checks import judge_unsupported
 from acts_sql.engine.rule_trace import rule_events
+from acts_sql.engine.scaled_budget import SearchAllowance
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.tree import NodeState, NodeStatus, PlanTree, PlanValidationError, check_nodes
@@ -114,6 +116,7 @@ class CandidateStage:
     budget: BudgetTracker
     trust: TrustContext
     book: CandidateBook
+    allowance: SearchAllowance
     tree: PlanTree
     accepted: Candidate | None
     min_agreement: int
@@ -204,6 +207,36 @@ class CandidateStage:
         if head or tail:
             self._register("raw", head + tail)
 
+    def _judge_on_arrival(self, candidate: Candidate, shape: ResultShape | None) -> None:
+        """Refuse a new candidate with the user's SQL or rows; reject one whose rows an
+        earlier rejection already covers."""
+        refusal = self.trust.refusal(candidate.sql, shape)
+        earlier = self.book.rejected_group_of(candidate)
+        if refusal:
+            self.book.refuse(candidate, refusal)
+        elif earlier is not None:
+            self.book.reject(
+                candidate,
+                "returns the same rows as a result already rejected: " + earlier.rejected_reason,
+                by_judge=False,
+            )
+
+    def _grow_allowance(self, node_id: str, candidate: Candidate) -> None:
+        """A candidate with a new result that may still be accepted grows the scaled
+        allowance one round (`acts_sql.engine.scaled_budget`)."""
+        if candidate.group is None or candidate.verdict != "unjudged":
+            return
+        if self.book.groups[candidate.group].members != [candidate.id]:
+            return
+        allowed = self.allowance.grow()
+        if allowed is not None:
+            self.trace.emit(
+                BudgetScaledData(allowed_calls=allowed, candidate=candidate.id),
+                node=node_id,
+                summary=f"{candidate.id} returns a new result: the search may make "
+                f"{allowed} LLM calls in all",
+            )
+
     def _register(self, node_id: str, entries: list[PoolEntry]) -> list[Candidate]:
         """Add a pool to the book; returns its candidates (repeats included), in order."""
         pool: list[Candidate] = []
@@ -221,18 +254,9 @@ class CandidateStage:
                 node_id, entry.sql, entry.result, shape, origin=entry.origin, votes=entry.votes
             )
             if candidate.runs:
-                refusal = self.trust.refusal(candidate.sql, shape)
-                earlier = self.book.rejected_group_of(candidate)
-                if refusal:
-                    self.book.refuse(candidate, refusal)
-                elif earlier is not None:
-                    self.book.reject(
-                        candidate,
-                        "returns the same rows as a result already rejected: "
-                        + earlier.rejected_reason,
-                        by_judge=False,
-                    )
+                self._judge_on_arrival(candidate, shape)
             self._emit_candidate(node_id, candidate, entry.origin, duplicate=False)
+            self._grow_allowance(node_id, candidate)
             for _ in range(entry.votes - 1):
                 self.book.duplicates += 1
                 self._emit_candidate(node_id, candidate, entry.origin, duplicate=True)

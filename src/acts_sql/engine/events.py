@@ -164,6 +164,18 @@ class EvidenceData(EventData):
     group: str | None = None
     candidate: str | None = None
     checks: list[dict[str, Any]] = []
+    allowed_calls: int | None = None
+    """Accepting nothing: the LLM calls the run may make in all, scaled to these candidates
+    (`acts_sql.engine.scaled_budget`); None: the budget's limit."""
+    scaled: str | None = None
+    """Why the calls were scaled so."""
+
+
+class BudgetScaledData(EventData):
+    """A new result that may be accepted: the search's scaled allowance grows one round."""
+
+    allowed_calls: int
+    candidate: str
 
 
 class UnconfirmedData(EventData):
@@ -336,6 +348,7 @@ class EventKind(StrEnum):
     DAC_FEEDBACK = "dac_feedback", DacFeedbackData
     DAC_DROPPED = "dac_dropped", DacDroppedData
     VOTE = "vote", VoteData
+    BUDGET_SCALED = "budget_scaled", BudgetScaledData
     BUDGET_EXHAUSTED = "budget_exhausted", BudgetExhaustedData
     LLM_FAILED = "llm_failed", LlmFailedData
     RUN_FINISHED = "run_finished", RunFinishedData

@@ -14,163 +14,51 @@ On the 40 development tasks with the 0.5B (replayed from the kept `vote` runs,
 and on result sets accepted 2 tasks, both wrong (two copies of one CREATE FUNCTION; two
 samples agreeing after the raw rewrite returned the user's rows); with them, none.
 
-The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason): the run
-**accepts**, without a plan or a tree, when
-
-- the user's SQL fails, or the issue says its rows are wrong (not a question of speed:
-  `trust.expects_same_rows`); in text-to-SQL mode (no user SQL) there is no such condition;
-- at least `AGREEMENT` of the gathered candidates run and return the same result set (the
-  result fingerprint of `acts_sql.engine.fingerprint`; a statement without a result set has
-  nothing to agree on), and no other result has as many;
-- the raw rewrite or the rule repair is among them (samples that agree with each other
-  alone are not enough: the issue's "a minimal repair or the raw rewrite runs with a
-  different result"; so no sample is drawn unless one of them returns such a result);
-- that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows);
-- the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
-  at least one of them passes.
-
-Otherwise nothing is decided: the gathered candidates join the first pool of the search, as
-the raw rewrite and the rule repair always did (no call is lost), and the search runs.
-`verdict` is the pure part of the rule; `EvidenceStage` is the part that calls and runs.
+The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
+candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
 from acts_sql.agent.single_call import raw_correction
-from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.candidate_stage import RAW_PROSE_TOKENS
 from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.events import EvidenceData
+from acts_sql.engine.evidence_rule import (
+    AGREEMENT,
+    EVIDENCE_NODE,
+    EVIDENCE_RULE,
+    MAX_SAMPLES,
+    SAMPLE_ORIGIN,
+    Evidence,
+    EvidenceVerdict,
+    anchors,
+    may_accept,
+    verdict,
+)
 from acts_sql.engine.fingerprint import result_shape
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedLLM
-from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, shape_checks
+from acts_sql.engine.scaled_budget import SearchAllowance, scale
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.trust import TrustContext
 from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolEntry, PoolSettings
 
-EVIDENCE_RULE = "evidence: agreement"
-EVIDENCE_NODE = "evidence"
-"""The node an accepted candidate is registered under (there is no tree); the gate's calls,
-statements and an `evidence` event that accepts nothing belong to no node."""
-AGREEMENT = 2
-"""Independent candidates that must return the same result."""
-MAX_SAMPLES = 2
-"""Raw samples the gate may draw: with the raw rewrite, at most 3 LLM calls."""
-SAMPLE_ORIGIN = "raw:sample"
-
-
-class Evidence(BaseModel):
-    """One gathered candidate as the rule sees it."""
-
-    origin: str
-    sql: str
-    result: ExecResult
-    fingerprint: str | None = None
-    refusal: str | None = None
-
-
-class EvidenceVerdict(BaseModel):
-    """What the gate decided, and why."""
-
-    accepted: bool
-    reason: str
-    fingerprint: str | None = None
-    """The agreeing result (set when some result has the most votes, accepted or not)."""
-    checks: list[ShapeCheck] = Field(default_factory=list)
-
-
-def anchors(evidence: list[Evidence]) -> set[str]:
-    """The results an acceptance may rest on: those of the raw rewrite or of the rule repair
-    (not of a sample alone) that ran with a result set and are not refused."""
-    return {
-        e.fingerprint
-        for e in _usable(evidence)
-        if e.fingerprint and not e.origin.startswith(SAMPLE_ORIGIN)
-    }
-
-
-def _usable(evidence: list[Evidence]) -> list[Evidence]:
-    """Candidates whose result may be agreed on: ran, returned a result set, not refused."""
-    return [e for e in evidence if e.fingerprint and e.result.columns and e.refusal is None]
-
-
-def verdict(
-    evidence: list[Evidence], *, question: str, generated: bool, needed: int = AGREEMENT
-) -> EvidenceVerdict:
-    """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
-    ranked = Counter(e.fingerprint for e in _usable(evidence)).most_common()
-    if not ranked or ranked[0][1] < needed:
-        most = ranked[0][1] if ranked else 0
-        why = f"no agreement: {most} candidate(s) return the largest result that may be accepted"
-        if any(e.refusal for e in evidence):
-            why += f" (refused: {_refusals(evidence)})"
-        return EvidenceVerdict(accepted=False, reason=f"{why}; at least {needed} needed")
-    fingerprint, count = ranked[0]
-    if len(ranked) > 1 and ranked[1][1] == count:
-        return EvidenceVerdict(
-            accepted=False, reason=f"a tie: two results have {count} candidates each"
-        )
-    if fingerprint not in anchors(evidence):
-        return EvidenceVerdict(
-            accepted=False,
-            fingerprint=fingerprint,
-            reason=f"{count} samples agree, but neither the raw rewrite nor the rule repair "
-            "returns their result",
-        )
-    return _checked(evidence, fingerprint, count, question=question, generated=generated)
-
-
-def _checked(
-    evidence: list[Evidence], fingerprint: str, count: int, *, question: str, generated: bool
-) -> EvidenceVerdict:
-    """The agreeing result against the result checks."""
-    result = next(e.result for e in evidence if e.fingerprint == fingerprint)
-    checks = shape_checks(question, result)
-    bad = failed(checks)
-    if bad:
-        return EvidenceVerdict(
-            accepted=False,
-            fingerprint=fingerprint,
-            checks=checks,
-            reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
-        )
-    if generated and not passed(checks):
-        return EvidenceVerdict(
-            accepted=False,
-            fingerprint=fingerprint,
-            checks=checks,
-            reason=f"{count} candidates agree, but no result check passes ({describe(checks)})",
-        )
-    return EvidenceVerdict(
-        accepted=True,
-        fingerprint=fingerprint,
-        checks=checks,
-        reason=f"{count} of {len(evidence)} independent candidates return the same result "
-        f"({describe(checks)})",
-    )
-
-
-def may_accept(task: TaskContext, trust: TrustContext) -> bool:
-    """The rule's precondition: the user's SQL fails, or the issue says its rows are wrong
-    (text-to-SQL mode: always)."""
-    if trust.generated:
-        return True
-    original = task.original_result
-    if original is None:
-        return False
-    return not original.ok or not trust.same_rows_expected
-
-
-def _refusals(evidence: list[Evidence]) -> str:
-    return "; ".join(sorted({e.refusal for e in evidence if e.refusal}))
+__all__ = [
+    "AGREEMENT",
+    "EVIDENCE_NODE",
+    "EVIDENCE_RULE",
+    "MAX_SAMPLES",
+    "Evidence",
+    "EvidenceStage",
+    "EvidenceVerdict",
+    "anchors",
+    "verdict",
+]
 
 
 class EvidenceStage:
@@ -185,6 +73,7 @@ class EvidenceStage:
     pool: PoolSettings
     book: CandidateBook
     accepted: Candidate | None
+    allowance: SearchAllowance
     _raw_pending: bool
     _rules_pending: bool
     _gathered: tuple[list[PoolEntry], list[PoolEntry]]
@@ -206,7 +95,7 @@ class EvidenceStage:
         if not may_accept(self.task, self.trust):
             return False
         head = self._raw_entries(None)  # run-level, as the user's SQL: no node of the tree
-        tail = self._rule_entries(None) if self._rules_pending else []
+        tail = self._gathered[1]  # the rule chain's repair, made before any call
         self._gathered = (head, tail)
         decided = self._verdict(head + tail)
         samples = 0
@@ -218,8 +107,18 @@ class EvidenceStage:
             self._gathered = ([], [])
             self._accept_evidence(head + tail, decided)
         else:
-            self._emit_evidence(head + tail, decided, None)
+            self._emit_evidence(head + tail, decided, None, allowed=self._scale(head + tail))
         return decided.accepted
+
+    def _scale(self, entries: list[PoolEntry]) -> int | None:
+        """Scale the search's calls to the gathered candidates (`scaled_budget`); the calls
+        the run may make in all, None when the option is off."""
+        if not self.options.scaled_budget:
+            return None
+        original = self.task.original_result
+        fails = not self.trust.generated and original is not None and not original.ok
+        scaling = scale(self._evidence(entries), self.task.question, user_sql_fails=fails)
+        return self.allowance.start(scaling)
 
     def _take_gathered(self) -> tuple[list[PoolEntry], list[PoolEntry]]:
         """The candidates the gate gathered and did not accept, once: they join the first pool."""
@@ -254,7 +153,7 @@ class EvidenceStage:
             return False
         if not anchors(self._evidence(entries)):
             return False
-        return self.budget.llm_calls + 2 <= self.budget.budget.max_llm_calls
+        return self.budget.llm_calls + 2 <= self.budget.call_limit
 
     def _raw_sample(self, k: int) -> list[PoolEntry]:
         """The raw prompt once more, at the pool's temperature with seed `k`."""
@@ -282,7 +181,11 @@ class EvidenceStage:
         self._emit_evidence(entries, decided, winner)
 
     def _emit_evidence(
-        self, entries: list[PoolEntry], decided: EvidenceVerdict, winner: Candidate | None
+        self,
+        entries: list[PoolEntry],
+        decided: EvidenceVerdict,
+        winner: Candidate | None,
+        allowed: int | None = None,
     ) -> None:
         evidence = self._evidence(entries)
         runs = dict.fromkeys(e.fingerprint for e in evidence if e.fingerprint)
@@ -305,7 +208,11 @@ class EvidenceStage:
                 group=labels.get(decided.fingerprint) if decided.fingerprint else None,
                 candidate=winner.id if winner else None,
                 checks=[c.model_dump() for c in decided.checks],
+                allowed_calls=allowed,
+                scaled=self.budget.allowance_reason if allowed is not None else None,
             ),
             node=EVIDENCE_NODE if winner else None,
-            summary=("accepted: " if decided.accepted else "not accepted: ") + decided.reason,
+            summary=("accepted: " if decided.accepted else "not accepted: ")
+            + decided.reason
+            + (f"; the search may make {allowed} LLM calls in all" if allowed is not None else ""),
         )

@@ -78,6 +78,12 @@ class CorrectionOptions(BaseModel):
     """acts/linear: before the plan, accept a result that independent candidates (the raw
     rewrite, the rule chain's repair, up to two raw samples) agree on and that the result
     checks let stand (`acts_sql.engine.evidence`); False: the search always runs."""
+    scaled_budget: bool = True
+    """acts/linear: when the evidence gate accepts nothing, its candidates scale the calls
+    the search may still make (one line of evidence and nothing against it: stop; otherwise
+    one plan round, and one more for each new result that may be accepted;
+    `acts_sql.engine.scaled_budget`), never past the budget's limits. False: the search may
+    spend up to the limits."""
     expect_same_rows: bool | None = None
     """True: the issue is about speed and the same rows are expected (a candidate that
     returns the user's rows may be accepted). None: decide from the issue's words."""

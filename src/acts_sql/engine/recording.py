@@ -150,8 +150,7 @@ class TracedLLM:
         no more than the budget could still take, each bounded by the time left."""
         if self._ahead is None or not self._ahead.enabled or not requests:
             return
-        budget = self._budget.budget
-        room = budget.max_llm_calls - self._budget.llm_calls - self._ahead.outstanding
+        room = self._budget.call_limit - self._budget.llm_calls - self._ahead.outstanding
         left = self._budget.remaining() - FINISH_RESERVE_SECONDS
         if room <= 0 or left <= FINISH_RESERVE_SECONDS:
             return

@@ -1,9 +1,11 @@
 """The search loop: the paper's Algorithm 1 (method `acts`) and its linear variant.
 
-0. The evidence gate (`acts_sql.engine.evidence`): when the raw rewrite, the rule
-   chain's repair of the user's SQL and up to two raw samples agree on a result the
-   engine may accept, and the result checks let it stand, it is accepted without a
-   plan (at most 3 LLM calls); otherwise they join the first pool.
+0. Deterministic first: the rule chain repairs the user's SQL before any model call.
+   The evidence gate (`acts_sql.engine.evidence`): when the raw rewrite, the rule
+   chain's repair and up to two raw samples agree on a result the engine may accept,
+   and the result checks let it stand, it is accepted without a plan (at most 3 LLM
+   calls); otherwise they join the first pool, and they scale the calls the search may
+   still make (`acts_sql.engine.scaled_budget`).
 1. The agent writes a plan; the cursor names the node to run. Nodes a weak
    planner lists without links are chained in the order given.
 2. Run the node's tool. A `detect_ambiguities` result expands the node: one
@@ -75,6 +77,7 @@ from acts_sql.engine.feedback import rejection_feedback
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.prefetch import NoExecution, first_request
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
+from acts_sql.engine.scaled_budget import SearchAllowance
 from acts_sql.engine.selection import FinalChoice, final_choice
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.tree import (
@@ -173,6 +176,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         self._repaired: set[str] = set()
         self.draws = SampleLedger()
         self.min_agreement = options.agreement_needed(pool.size)
+        self.allowance = SearchAllowance(budget)
 
     # ----------------------------------------------------------------- setup
     def known_tools(self) -> list[str]:
@@ -197,6 +201,8 @@ class TreeSearch(EvidenceStage, CandidateStage):
     # ------------------------------------------------------------------ loop
     def run(self) -> SearchOutcome:
         try:
+            if self._rules_pending:  # deterministic first: before any model call
+                self._gathered = ([], self._rule_entries(None))
             if self._raw_pending:
                 self._send_plan_ahead()
                 self._write_raw()
@@ -287,7 +293,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         """Once per run, with budget left: a new plan under the root, told what failed."""
         if self._replanned or not self.options.replan or self.tree.root is None:
             return None
-        if self.budget.llm_calls + 2 > self.budget.budget.max_llm_calls:
+        if self.budget.llm_calls + 2 > self.budget.call_limit:
             return None
         if self.budget.too_deep(self.tree[self.tree.root].depth + 1):
             return None  # the new plan's nodes, under the root, could not run

@@ -3,12 +3,15 @@
 For every case and every method: `acts_sql.correct` with the case's question
 and wrong SQL on its database (read-only executors, as a user runs them).
 The answer is scored against the gold SQL's result (`scoring.returns_gold`).
-Records go to ``records-<method>.jsonl`` as they finish; a second run into the
-same directory skips the cases done (a case whose run raised is kept too).
+Records go to ``records-<method>.jsonl`` as they finish, each case's trace to
+``traces/<method>/<id>.json.gz`` (the whole `CorrectionResult`: every LLM call and
+statement); a second run into the same directory skips the cases done (a case whose run
+raised is kept too).
 """
 
 from __future__ import annotations
 
+import gzip
 import time
 from collections.abc import Callable
 from contextlib import ExitStack, closing
@@ -28,6 +31,8 @@ from acts_sql.engine.options import CorrectionOptions, Method
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError, ConfigError, LLMUnavailableError
 from acts_sql.llm.base import LLMBackend
+
+TRACES = "traces"
 
 
 class EverydayBenchRequest(BaseModel):
@@ -75,6 +80,8 @@ class EverydayRecord(BaseModel):
     reason: str = ""
     error: str | None = None
     """A run that raised (bad configuration of a single case), with the reason."""
+    trace_file: str | None = None
+    """The run's result with its trace, relative to the output directory."""
 
 
 RecordListener = Callable[[EverydayRecord], None]
@@ -134,13 +141,24 @@ def _run_method(
                 continue
             executor = executors[(case.dialect, case.schema_name)]
             options = request.options.model_copy(update={"method": method})
-            record = run_case(case, method, gold[case.id], executor, backend, options)
+            record = run_case(
+                case, method, gold[case.id], executor, backend, options, traces=request.out
+            )
             sink.write(record.model_dump_json() + "\n")
             sink.flush()
             records.append(record)
             if on_record is not None:
                 on_record(record)
     return records
+
+
+def _keep_trace(out: Path, record: EverydayRecord, result: CorrectionResult) -> EverydayRecord:
+    """Write the run's result, with its trace, under `out`; the record names the file."""
+    relative = Path(TRACES) / record.method / f"{record.id}.json.gz"
+    (out / relative).parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(out / relative, "wt", encoding="utf-8") as sink:
+        sink.write(result.model_dump_json())
+    return record.model_copy(update={"trace_file": str(relative)})
 
 
 def run_case(
@@ -150,8 +168,10 @@ def run_case(
     executor: Executor,
     backend: LLMBackend,
     options: CorrectionOptions,
+    traces: Path | None = None,
 ) -> EverydayRecord:
-    """One correction, scored; an LLM that cannot be used at all stops the bench."""
+    """One correction, scored; an LLM that cannot be used at all stops the bench. With
+    `traces`, the run's result and trace are kept there (`_keep_trace`)."""
     base = EverydayRecord(
         id=case.id,
         dialect=case.dialect,
@@ -170,7 +190,8 @@ def run_case(
         return base.model_copy(
             update={"error": str(exc), "seconds": round(time.perf_counter() - started, 3)}
         )
-    return _scored(base, result, gold, executor)
+    record = _scored(base, result, gold, executor)
+    return record if traces is None else _keep_trace(traces, record, result)
 
 
 def _scored(

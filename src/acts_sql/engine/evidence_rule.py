@@ -1,0 +1,149 @@
+"""The evidence gate's rule, pure: what the gathered candidates must show to be accepted.
+
+The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason): the run
+**accepts**, without a plan or a tree, when
+
+- the user's SQL fails, or the issue says its rows are wrong (not a question of speed:
+  `trust.expects_same_rows`); in text-to-SQL mode (no user SQL) there is no such condition;
+- at least `AGREEMENT` of the gathered candidates run and return the same result set (the
+  result fingerprint of `acts_sql.engine.fingerprint`; a statement without a result set has
+  nothing to agree on), and no other result has as many;
+- the raw rewrite or the rule repair is among them (samples that agree with each other
+  alone are not enough: the issue's "a minimal repair or the raw rewrite runs with a
+  different result"; so no sample is drawn unless one of them returns such a result);
+- that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows);
+- the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
+  at least one of them passes.
+
+Otherwise nothing is decided: the gathered candidates join the first pool of the search, as
+the raw rewrite and the rule repair always did (no call is lost), and the search runs.
+The gathering (calls, statements) is `acts_sql.engine.evidence.EvidenceStage`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, shape_checks
+from acts_sql.engine.trust import TrustContext
+from acts_sql.prompts.context import TaskContext
+
+EVIDENCE_RULE = "evidence: agreement"
+EVIDENCE_NODE = "evidence"
+"""The node an accepted candidate is registered under (there is no tree); the gate's calls,
+statements and an `evidence` event that accepts nothing belong to no node."""
+AGREEMENT = 2
+"""Independent candidates that must return the same result."""
+MAX_SAMPLES = 2
+"""Raw samples the gate may draw: with the raw rewrite, at most 3 LLM calls."""
+SAMPLE_ORIGIN = "raw:sample"
+
+
+class Evidence(BaseModel):
+    """One gathered candidate as the rule sees it."""
+
+    origin: str
+    sql: str
+    result: ExecResult
+    fingerprint: str | None = None
+    refusal: str | None = None
+
+
+class EvidenceVerdict(BaseModel):
+    """What the gate decided, and why."""
+
+    accepted: bool
+    reason: str
+    fingerprint: str | None = None
+    """The agreeing result (set when some result has the most votes, accepted or not)."""
+    checks: list[ShapeCheck] = Field(default_factory=list)
+
+
+def anchors(evidence: Sequence[Evidence]) -> set[str]:
+    """The results an acceptance may rest on: those of the raw rewrite or of the rule repair
+    (not of a sample alone) that ran with a result set and are not refused."""
+    return {
+        e.fingerprint
+        for e in usable(evidence)
+        if e.fingerprint and not e.origin.startswith(SAMPLE_ORIGIN)
+    }
+
+
+def usable(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Candidates whose result may be agreed on: ran, returned a result set, not refused."""
+    return [e for e in evidence if e.fingerprint and e.result.columns and e.refusal is None]
+
+
+def verdict(
+    evidence: list[Evidence], *, question: str, generated: bool, needed: int = AGREEMENT
+) -> EvidenceVerdict:
+    """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
+    ranked = Counter(e.fingerprint for e in usable(evidence)).most_common()
+    if not ranked or ranked[0][1] < needed:
+        most = ranked[0][1] if ranked else 0
+        why = f"no agreement: {most} candidate(s) return the largest result that may be accepted"
+        if any(e.refusal for e in evidence):
+            why += f" (refused: {_refusals(evidence)})"
+        return EvidenceVerdict(accepted=False, reason=f"{why}; at least {needed} needed")
+    fingerprint, count = ranked[0]
+    if len(ranked) > 1 and ranked[1][1] == count:
+        return EvidenceVerdict(
+            accepted=False, reason=f"a tie: two results have {count} candidates each"
+        )
+    if fingerprint not in anchors(evidence):
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            reason=f"{count} samples agree, but neither the raw rewrite nor the rule repair "
+            "returns their result",
+        )
+    return _checked(evidence, fingerprint, count, question=question, generated=generated)
+
+
+def _checked(
+    evidence: list[Evidence], fingerprint: str, count: int, *, question: str, generated: bool
+) -> EvidenceVerdict:
+    """The agreeing result against the result checks."""
+    result = next(e.result for e in evidence if e.fingerprint == fingerprint)
+    checks = shape_checks(question, result)
+    bad = failed(checks)
+    if bad:
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            checks=checks,
+            reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
+        )
+    if generated and not passed(checks):
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            checks=checks,
+            reason=f"{count} candidates agree, but no result check passes ({describe(checks)})",
+        )
+    return EvidenceVerdict(
+        accepted=True,
+        fingerprint=fingerprint,
+        checks=checks,
+        reason=f"{count} of {len(evidence)} independent candidates return the same result "
+        f"({describe(checks)})",
+    )
+
+
+def may_accept(task: TaskContext, trust: TrustContext) -> bool:
+    """The rule's precondition: the user's SQL fails, or the issue says its rows are wrong
+    (text-to-SQL mode: always)."""
+    if trust.generated:
+        return True
+    original = task.original_result
+    if original is None:
+        return False
+    return not original.ok or not trust.same_rows_expected
+
+
+def _refusals(evidence: list[Evidence]) -> str:
+    return "; ".join(sorted({e.refusal for e in evidence if e.refusal}))

@@ -1,0 +1,241 @@
+"""Budgets scaled to the evidence (issue 38, item 7) and the rule chain before any model call
+(item 1). The pure rule (`scale`) is table-driven on gathered candidates; the runs use a
+scripted LLM on real SQLite, each next to the same script with `scaled_budget=False`, which
+shows what the search alone spends."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acts_sql import Budget, CorrectionOptions, correct
+from acts_sql.db.connect import open_database
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.budget import Budget as BudgetModel
+from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError
+from acts_sql.engine.evidence_rule import Evidence
+from acts_sql.engine.scaled_budget import ROUND_CALLS, SearchAllowance, scale
+from support import scripted
+
+QUESTION = "List the names of all users."
+GENERATE_ONLY = {"cursor": "n1", "nodes": [{"id": "n1", "tool": "generate_sql"}]}
+
+
+def ok(*rows: tuple[Any, ...], columns: tuple[str, ...] = ("name",)) -> ExecResult:
+    return ExecResult(
+        status="ok", columns=list(columns), rows=[list(r) for r in rows], row_count=len(rows)
+    )
+
+
+def failing() -> ExecResult:
+    return ExecResult(status="error", error="no such column: nam")
+
+
+def ev(origin: str, fingerprint: str | None, result: ExecResult, refusal: str | None = None):
+    return Evidence(
+        origin=origin, sql="SELECT 1", result=result, fingerprint=fingerprint, refusal=refusal
+    )
+
+
+ANN = ok(("ann",), ("bob",))
+CY = ok(("cy",), ("dee",))
+
+LEVELS = [
+    # id, gathered candidates, the user's SQL fails, level, more calls
+    ("a lone rule repair of a failing SQL", [ev("rule:x", "f1", ANN)], True, "single", 0),
+    (
+        "a lone raw rewrite, samples failed",
+        [ev("raw", "f1", ANN), ev("raw:sample", None, failing())],
+        True,
+        "single",
+        0,
+    ),
+    (
+        "raw and rule disagree",
+        [ev("raw", "f1", ANN), ev("rule:x", "f2", CY)],
+        True,
+        "contested",
+        ROUND_CALLS,
+    ),
+    (
+        "a sample disagrees with the raw rewrite",
+        [ev("raw", "f1", ANN), ev("raw:sample", "f2", CY)],
+        True,
+        "contested",
+        ROUND_CALLS,
+    ),
+    (
+        "only a sample runs: samples alone are no anchor",
+        [ev("raw", None, failing()), ev("raw:sample", "f2", CY)],
+        True,
+        "open",
+        ROUND_CALLS,
+    ),
+    (
+        "the raw rewrite returns the user's rows",
+        [ev("raw", "f1", ANN, refusal="the user's rows")],
+        True,
+        "open",
+        ROUND_CALLS,
+    ),
+    ("nothing runs", [ev("raw", None, failing())], True, "open", ROUND_CALLS),
+    ("one result while the user's SQL runs", [ev("raw", "f1", ANN)], False, "open", ROUND_CALLS),
+]
+
+
+@pytest.mark.parametrize(
+    ("gathered", "fails", "level", "more"),
+    [case[1:] for case in LEVELS],
+    ids=[case[0] for case in LEVELS],
+)
+def test_the_level_of_the_gathered_evidence(gathered, fails, level, more):
+    scaled = scale(gathered, QUESTION, user_sql_fails=fails)
+    assert (scaled.level, scaled.more_calls) == (level, more)
+
+
+def test_a_result_the_shape_check_fails_does_not_stop_the_search():
+    """ "How many" wants one number: two rows are no evidence to stop on."""
+    scaled = scale([ev("raw", "f1", ANN)], "How many users are there?", user_sql_fails=True)
+    assert scaled.level == "open"
+
+
+def test_the_allowance_caps_calls_below_the_limit_and_grows_by_rounds():
+    tracker = BudgetTracker(BudgetModel(max_llm_calls=10))
+    tracker.take_llm_call()
+    allowance = SearchAllowance(tracker)
+    assert allowance.grow() is None  # not started: the budget's limit holds
+    assert allowance.start(scale([ev("raw", None, failing())], QUESTION, user_sql_fails=True)) == 7
+    assert allowance.grow() == 10  # 7 + 6, capped at the limit
+    assert allowance.grow() is None
+    for _ in range(9):
+        tracker.take_llm_call()
+    with pytest.raises(Exception, match="LLM calls \\(10\\)"):
+        tracker.take_llm_call()
+
+
+def test_a_spent_allowance_says_so():
+    tracker = BudgetTracker(BudgetModel(max_llm_calls=10))
+    tracker.allow(1, "one repair, nothing against it")
+    tracker.take_llm_call()
+    with pytest.raises(ScaledBudgetSpentError, match=r"^scaled budget spent: 1 LLM call: one"):
+        tracker.take_llm_call()
+
+
+# ------------------------------------------------------------------------- runs
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, team TEXT)")
+        conn.executemany(
+            "INSERT INTO users VALUES (?, ?, ?)",
+            [(1, "ann", "red"), (2, "bob", "blue"), (3, "cy", "red")],
+        )
+    return str(path)
+
+
+def raw(sql: str) -> str:
+    return f"The query should be:\n```sql\n{sql}\n```"
+
+
+def gen(sql: str) -> str:
+    return json.dumps({"sql": sql, "rationale": "scripted"})
+
+
+def accept() -> str:
+    return json.dumps(
+        {"reason": "it lists ann and bob", "verdict": "accept", "group": "A", "backtrack_to": None}
+    )
+
+
+def run(db: str, sql: str, script: dict[str, list[str]], **options: Any):
+    executor = open_database(db)
+    try:
+        return correct(
+            executor,
+            QUESTION,
+            sql,
+            llm=scripted(script),
+            options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=12), **options),
+        )
+    finally:
+        executor.close()
+
+
+def llm_calls(result: Any) -> list[Any]:
+    return [e for e in result.trace if e.kind == "llm_call"]
+
+
+def test_a_lone_repair_of_a_failing_sql_stops_after_the_raw_call(db):
+    """The rule chain cannot repair a query cut short, the raw rewrite runs and nothing
+    contradicts it: returned, not accepted, after 1 call; the full budget asks
+    for a plan, a SQL and a judgement on the same result."""
+    script = {
+        "correct": [raw("SELECT name FROM users")],
+        "plan": [json.dumps(GENERATE_ONLY)],
+        "generate_sql": [gen("SELECT name FROM users")],
+        "judge": [accept()],
+    }
+    scaled = run(db, "SELECT name FROM users WHERE", script)
+    full = run(db, "SELECT name FROM users WHERE", script, scaled_budget=False)
+
+    assert scaled.sql == "SELECT name FROM users" and scaled.accepted is False
+    assert len(llm_calls(scaled)) == 1
+    assert scaled.reason.startswith("scaled budget spent: 1 LLM call: one result may be accepted")
+    [gate] = [e for e in scaled.trace if e.kind == "evidence"]
+    assert gate.data["allowed_calls"] == 1 and "one result" in gate.data["scaled"]
+    assert len(llm_calls(full)) >= 3 and full.sql == scaled.sql
+
+
+def test_disagreement_gets_a_round_and_a_new_result_grows_it(db):
+    """The raw rewrite and the rule repair disagree: the tree gets one round; its SQL step
+    returns a third result, which grows the allowance (a `budget_scaled` event)."""
+    script = {
+        "correct": [raw("SELECT name FROM users WHERE team = 'red'")],
+        "plan": [json.dumps(GENERATE_ONLY)],
+        "generate_sql": [gen("SELECT name FROM users WHERE id > 1")],
+        "judge": [accept()],
+    }
+    result = run(db, "SELECT nam FROM users", script)
+
+    [gate] = [e for e in result.trace if e.kind == "evidence"]
+    assert gate.data["allowed_calls"] == 1 + ROUND_CALLS
+    grown = [e for e in result.trace if e.kind == "budget_scaled"]
+    assert grown and grown[0].data["allowed_calls"] == min(12, 1 + 2 * ROUND_CALLS)
+    assert [e.purpose for e in llm_calls(result)] == ["correct", "plan", "generate_sql", "judge"]
+
+
+def test_a_search_that_finds_nothing_new_stops_after_its_round(db):
+    """Every SQL the model writes fails: no new result, no growth; the run ends at one
+    round past the raw call, well under the limit of 12."""
+    bad = "SELECT nam FROM users WHERE"
+    script = {
+        "correct": [raw(bad)],
+        "plan": [json.dumps(GENERATE_ONLY)] * 3,
+        "generate_sql": [gen(bad)] * 12,
+        "decompose": [json.dumps({"units": [{"name": "main", "sql": bad, "depends_on": []}]})] * 12,
+        "fix_syntax": [json.dumps({"sql": bad})] * 12,
+        "judge": [accept()] * 6,
+    }
+    result = run(db, "SELECT nam FROM users WHERE id IN (SELECT", script)
+    full = run(db, "SELECT nam FROM users WHERE id IN (SELECT", script, scaled_budget=False)
+
+    assert len(llm_calls(result)) <= 1 + ROUND_CALLS
+    assert result.reason.startswith("scaled budget spent")
+    assert len(llm_calls(full)) > len(llm_calls(result))
+
+
+def test_the_rule_chain_runs_before_any_model_call(db):
+    script = {"correct": [raw("SELECT name FROM users")]}
+    result = run(db, "SELECT nam FROM users", script)
+
+    kinds = [(e.kind, e.purpose) for e in result.trace if e.kind in ("statement", "llm_call")]
+    first_call = kinds.index(("llm_call", "correct"))
+    assert ("statement", "rules") in kinds[:first_call]
+    assert result.accepted is True  # the rule repair and the raw rewrite agree
