@@ -107,10 +107,13 @@ def test_the_allowance_caps_calls_below_the_limit_and_grows_by_rounds():
     tracker = BudgetTracker(BudgetModel(max_llm_calls=10))
     tracker.take_llm_call()
     allowance = SearchAllowance(tracker)
-    assert allowance.grow() is None  # not started: the budget's limit holds
-    assert allowance.start(scale([ev("raw", None, failing())], QUESTION, user_sql_fails=True)) == 7
-    assert allowance.grow() == 10  # 7 + 6, capped at the limit
-    assert allowance.grow() is None
+    assert allowance.grow("f1") is None  # not started: the budget's limit holds
+    gathered = [ev("raw", None, failing()), ev("rule:x", "f0", ANN)]
+    level = scale(gathered, QUESTION, user_sql_fails=False)
+    assert allowance.start(level, {"f0"}) == 7
+    assert allowance.grow("f0") is None  # the gate's own result: already counted
+    assert allowance.grow("f1") == 10  # 7 + 6, capped at the limit
+    assert allowance.grow("f2") is None
     for _ in range(9):
         tracker.take_llm_call()
     with pytest.raises(Exception, match="LLM calls \\(10\\)"):
@@ -187,6 +190,7 @@ def test_a_lone_repair_of_a_failing_sql_stops_after_the_raw_call(db):
 
     assert scaled.sql == "SELECT name FROM users" and scaled.accepted is False
     assert len(llm_calls(scaled)) == 1
+    assert not [e for e in scaled.trace if e.kind == "budget_scaled"]  # stopped: nothing grows
     assert scaled.reason.startswith("scaled budget spent: 1 LLM call: one result may be accepted")
     [gate] = [e for e in scaled.trace if e.kind == "evidence"]
     assert gate.data["allowed_calls"] == 1 and "one result" in gate.data["scaled"]
@@ -207,7 +211,10 @@ def test_disagreement_gets_a_round_and_a_new_result_grows_it(db):
     [gate] = [e for e in result.trace if e.kind == "evidence"]
     assert gate.data["allowed_calls"] == 1 + ROUND_CALLS
     grown = [e for e in result.trace if e.kind == "budget_scaled"]
-    assert grown and grown[0].data["allowed_calls"] == min(12, 1 + 2 * ROUND_CALLS)
+    # the raw rewrite's and the rule repair's results were counted by the level: only the
+    # SQL step's new result grows it
+    assert len(grown) == 1 and grown[0].node == "n1"
+    assert grown[0].data["allowed_calls"] == min(12, 1 + 2 * ROUND_CALLS)
     assert [e.purpose for e in llm_calls(result)] == ["correct", "plan", "generate_sql", "judge"]
 
 

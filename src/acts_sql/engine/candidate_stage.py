@@ -226,9 +226,7 @@ class CandidateStage:
         allowance one round (`acts_sql.engine.scaled_budget`)."""
         if candidate.group is None or candidate.verdict != "unjudged":
             return
-        if self.book.groups[candidate.group].members != [candidate.id]:
-            return
-        allowed = self.allowance.grow()
+        allowed = self.allowance.grow(self.book.groups[candidate.group].fingerprint)
         if allowed is not None:
             self.trace.emit(
                 BudgetScaledData(allowed_calls=allowed, candidate=candidate.id),

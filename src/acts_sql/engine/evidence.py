@@ -117,8 +117,9 @@ class EvidenceStage:
             return None
         original = self.task.original_result
         fails = not self.trust.generated and original is not None and not original.ok
-        scaling = scale(self._evidence(entries), self.task.question, user_sql_fails=fails)
-        return self.allowance.start(scaling)
+        evidence = self._evidence(entries)
+        scaling = scale(evidence, self.task.question, user_sql_fails=fails)
+        return self.allowance.start(scaling, {e.fingerprint for e in evidence if e.fingerprint})
 
     def _take_gathered(self) -> tuple[list[PoolEntry], list[PoolEntry]]:
         """The candidates the gate gathered and did not accept, once: they join the first pool."""

@@ -82,18 +82,30 @@ class SearchAllowance:
 
     def __init__(self, budget: BudgetTracker) -> None:
         self._budget = budget
+        self._known: set[str] = set()
         self.active = False
 
-    def start(self, scaling: Scaling) -> int:
-        """Set the allowance from the gate's level; the calls the run may make in all."""
+    def start(self, scaling: Scaling, known: set[str]) -> int:
+        """Set the allowance from the gate's level; `known`: the results the gate's candidates
+        return (the level counted them: they grow nothing when they join the first pool).
+        The calls the run may make in all."""
         self.active = True
+        self._known = set(known)
         self._budget.allow(self._budget.llm_calls + scaling.more_calls, scaling.reason)
         return self._budget.call_limit
 
-    def grow(self) -> int | None:
-        """A new result that may be accepted: one round more; the new total, or None when
-        the allowance is not active or already at the budget's limit."""
-        if not self.active or self._budget.call_limit >= self._budget.budget.max_llm_calls:
+    def stop(self) -> None:
+        """The search is over: what is registered now (the unpooled raw rewrite) grows nothing."""
+        self.active = False
+
+    def grow(self, fingerprint: str) -> int | None:
+        """A result that may be accepted: one round more when it is new; the new total, or
+        None when the allowance is not active, the result is known, or the allowance is
+        already at the budget's limit."""
+        if not self.active or fingerprint in self._known:
+            return None
+        self._known.add(fingerprint)
+        if self._budget.call_limit >= self._budget.budget.max_llm_calls:
             return None
         self._budget.allow(
             max(self._budget.call_limit, self._budget.llm_calls) + ROUND_CALLS,

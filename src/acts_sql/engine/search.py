@@ -227,6 +227,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         return self.outcome(stop)
 
     def outcome(self, stop: str) -> SearchOutcome:
+        self.allowance.stop()
         if self.accepted is None:  # no time left even to run it: the answer stands without it
             with suppress(BudgetExhaustedError, LLMError):
                 self._register_unpooled_raw()
