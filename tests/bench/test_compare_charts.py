@@ -12,10 +12,9 @@ from acts_sql.bench.charts import (
     ACCURACY_CALLS,
     BY_DIALECT,
     INSTALL_HINT,
-    chart_data,
     write_charts,
 )
-from acts_sql.bench.compare import compare, load_run
+from acts_sql.bench.compare import chart_data, compare, load_run
 from acts_sql.cli.app import app
 from bench.test_compare import write_run
 

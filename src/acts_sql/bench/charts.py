@@ -1,13 +1,14 @@
 """The charts of `acts-sql bench compare`: accuracy against LLM calls, accuracy by dialect.
 
-`chart_data` takes the numbers from a `Comparison` (overall accuracy, mean LLM
-calls per task, accuracy by dialect, all over the tasks every run scored), so
-they can be checked without matplotlib. `write_charts` draws them as PNG and
-SVG next to the comparison page with matplotlib (the optional ``plots`` extra):
-the Agg backend, `Figure` objects only (no pyplot state), and settings that make
-a re-run write the same bytes (a fixed SVG hash salt, no date). Without
-matplotlib it writes no image and gives the same numbers as markdown tables,
-with one line saying how to install the extra.
+`ChartData` holds the numbers (overall accuracy, mean LLM calls per task,
+accuracy by dialect, all over the tasks every run scored; `bench.compare`'s
+`chart_data` takes them from a comparison), so they can be checked without
+matplotlib. `write_charts` draws them as PNG and SVG next to the comparison
+page with matplotlib (the optional ``plots`` extra): the Agg backend, `Figure`
+objects only (no pyplot state), and settings that make a re-run write the same
+bytes (a fixed SVG hash salt, no date). Without matplotlib it writes no image
+and gives the same numbers as markdown tables, with one line saying how to
+install the extra.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from acts_sql.bench.compare import Comparison
 
 ACCURACY_CALLS = "compare-accuracy-calls"
 BY_DIALECT = "compare-by-dialect"
@@ -70,28 +69,6 @@ class ChartFiles(BaseModel):
     """Markdown lines with the charts' numbers, when no image could be drawn."""
     hint: str | None = None
     """How to install the extra, when matplotlib is missing."""
-
-
-def chart_data(comparison: Comparison) -> ChartData:
-    """The charts' numbers, taken from ``comparison`` (no recomputation)."""
-    dialects = sorted({d for row in comparison.rows for d in row.by_dialect})
-    return ChartData(
-        tasks=comparison.tasks,
-        points=[
-            RunPoint(name=r.name, accuracy=r.overall.accuracy, mean_calls=r.usage.llm_calls.mean)
-            for r in comparison.rows
-        ],
-        dialects=[
-            DialectAccuracy(
-                dialect=d,
-                accuracy={
-                    r.name: (r.by_dialect[d].accuracy if d in r.by_dialect else None)
-                    for r in comparison.rows
-                },
-            )
-            for d in dialects
-        ],
-    )
 
 
 def _pct(value: float | None) -> str:

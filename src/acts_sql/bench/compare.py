@@ -24,7 +24,14 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from acts_sql.bench.candidates import CandidateLine, load_candidate_lines
-from acts_sql.bench.charts import ChartFiles, chart_data, chart_section, write_charts
+from acts_sql.bench.charts import (
+    ChartData,
+    ChartFiles,
+    DialectAccuracy,
+    RunPoint,
+    chart_section,
+    write_charts,
+)
 from acts_sql.bench.errors import BenchDataError
 from acts_sql.bench.loader import read_jsonl
 from acts_sql.bench.machine import UNKNOWN
@@ -238,6 +245,28 @@ def compare(
         baseline=labels[base_index] if base_index is not None else None,
         tasks=len(common),
         rows=rows,
+    )
+
+
+def chart_data(comparison: Comparison) -> ChartData:
+    """The charts' numbers (`bench.charts`), taken from ``comparison`` (no recomputation)."""
+    dialects = sorted({d for row in comparison.rows for d in row.by_dialect})
+    return ChartData(
+        tasks=comparison.tasks,
+        points=[
+            RunPoint(name=r.name, accuracy=r.overall.accuracy, mean_calls=r.usage.llm_calls.mean)
+            for r in comparison.rows
+        ],
+        dialects=[
+            DialectAccuracy(
+                dialect=d,
+                accuracy={
+                    r.name: (r.by_dialect[d].accuracy if d in r.by_dialect else None)
+                    for r in comparison.rows
+                },
+            )
+            for d in dialects
+        ],
     )
 
 
