@@ -147,3 +147,15 @@ def test_runs_without_common_tasks_get_no_chart(tmp_path):
     assert result.exit_code == 0, result.output
     assert "### Charts" not in (out / "comparison.md").read_text()
     assert not any(p.name.startswith("compare-") for p in out.iterdir())
+
+
+def test_runs_on_the_same_spot_share_one_label(tmp_path):
+    pytest.importorskip("matplotlib")
+    runs = [
+        write_run(tmp_path / name, name, ["failed", "failed"], [1, 1]) for name in ("raw", "critic")
+    ]
+    files = write_charts(tmp_path, chart_data(compare([load_run(d) for d in runs])))
+    root = ET.parse(tmp_path / f"{ACCURACY_CALLS}.svg").getroot()
+    texts = [" ".join(el.itertext()) for el in root.iter() if el.tag.endswith("text")]
+    assert "raw, critic" in texts, texts
+    assert files.images

@@ -142,18 +142,17 @@ def _save(figure: Figure, directory: Path, stem: str) -> list[str]:
 
 
 def _draw_accuracy_calls(figure: Figure, data: ChartData) -> None:
-    """One labelled point per run: mean LLM calls per task (x) against accuracy (y)."""
+    """One point per run: mean LLM calls per task (x) against accuracy (y), labelled with
+    the run's name (runs on the same spot share one label, their names joined)."""
     axes = figure.add_subplot()
     shown = [p for p in data.points if p.accuracy is not None]
+    spots: dict[tuple[float, float], list[str]] = {}
     for index, point in enumerate(shown):
         assert point.accuracy is not None
         axes.scatter([point.mean_calls], [point.accuracy], color=f"C{index % 10}", zorder=3)
-        axes.annotate(
-            point.name,
-            (point.mean_calls, point.accuracy),
-            xytext=(5, 5),
-            textcoords="offset points",
-        )
+        spots.setdefault((point.mean_calls, point.accuracy), []).append(point.name)
+    for spot, names in spots.items():
+        axes.annotate(", ".join(names), spot, xytext=(5, 5), textcoords="offset points")
     top = max((p.mean_calls for p in shown), default=1.0)
     axes.set_xlim(0, max(1.0, math.ceil(top * 1.15 + 0.5)))
     axes.set_ylim(0, 105)
