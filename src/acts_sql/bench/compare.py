@@ -24,6 +24,14 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from acts_sql.bench.candidates import CandidateLine, load_candidate_lines
+from acts_sql.bench.charts import (
+    ChartData,
+    ChartFiles,
+    DialectAccuracy,
+    RunPoint,
+    chart_section,
+    write_charts,
+)
 from acts_sql.bench.errors import BenchDataError
 from acts_sql.bench.loader import read_jsonl
 from acts_sql.bench.machine import UNKNOWN
@@ -240,6 +248,28 @@ def compare(
     )
 
 
+def chart_data(comparison: Comparison) -> ChartData:
+    """The charts' numbers (`bench.charts`), taken from ``comparison`` (no recomputation)."""
+    dialects = sorted({d for row in comparison.rows for d in row.by_dialect})
+    return ChartData(
+        tasks=comparison.tasks,
+        points=[
+            RunPoint(name=r.name, accuracy=r.overall.accuracy, mean_calls=r.usage.llm_calls.mean)
+            for r in comparison.rows
+        ],
+        dialects=[
+            DialectAccuracy(
+                dialect=d,
+                accuracy={
+                    r.name: (r.by_dialect[d].accuracy if d in r.by_dialect else None)
+                    for r in comparison.rows
+                },
+            )
+            for d in dialects
+        ],
+    )
+
+
 def _by(results: list, field: str) -> dict[str, Tally]:
     groups: dict[str, list] = {}
     for result in results:
@@ -270,8 +300,9 @@ def _table_head(cells: list[str], numeric: int) -> list[str]:
     return ["| " + " | ".join(cells) + " |", "|" + "---|" * text + "---:|" * numeric]
 
 
-def render_comparison(comparison: Comparison) -> str:
-    """``comparison.md``: the paper-shaped tables, then generation, selection and trust."""
+def render_comparison(comparison: Comparison, charts: ChartFiles | None = None) -> str:
+    """``comparison.md``: the paper-shaped tables, then generation, selection and trust,
+    then the charts (``charts``: links to the images, or their numbers as tables)."""
     rows = comparison.rows
     lines = [
         "# Methods side by side (BIRD-CRITIC)",
@@ -298,6 +329,7 @@ def render_comparison(comparison: Comparison) -> str:
             f"correct→broken and broken→correct are counted against `{comparison.baseline}`.",
         ]
     lines += _machines_note(rows)
+    lines += chart_section(charts) if charts is not None else []
     return "\n".join(lines) + "\n"
 
 
@@ -407,7 +439,13 @@ def _machines_note(rows: list[ComparisonRow]) -> list[str]:
     ]
 
 
-def write_comparison(directory: Path, comparison: Comparison) -> None:
+def write_comparison(directory: Path, comparison: Comparison) -> ChartFiles:
+    """``comparison.json``, the charts (`bench.charts`) and ``comparison.md`` linking them.
+
+    Returns what the charts step wrote; its ``hint`` is set when matplotlib is missing.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "comparison.json").write_text(comparison.model_dump_json(indent=1) + "\n")
-    (directory / "comparison.md").write_text(render_comparison(comparison))
+    charts = write_charts(directory, chart_data(comparison))
+    (directory / "comparison.md").write_text(render_comparison(comparison, charts))
+    return charts

@@ -476,6 +476,10 @@ def bench_compare(
 ) -> None:
     """Put several runs side by side (paper-shaped tables) in OUT/comparison.md and .json.
 
+    Also charts accuracy against mean LLM calls per task and accuracy by dialect
+    (OUT/compare-*.png and .svg, linked from the page) when matplotlib is installed
+    (`acts-sql[plots]`); without it the page has the same numbers as tables.
+
     A run with candidates.jsonl (`bench candidates`) also gets its generation and
     selection columns: any candidate passes, candidates executing, duplicates.
     """
@@ -484,7 +488,9 @@ def bench_compare(
         writable_dir(out, "--out")
         labels = None if names is None else [n.strip() for n in names.split(",")]
         comparison = compare([load_run(path) for path in runs], baseline=baseline, names=labels)
-        write_comparison(out, comparison)
+        charts = write_comparison(out, comparison)
+    if charts.hint:
+        console.print(charts.hint, markup=False, highlight=False)
     console.print(f"{len(runs)} runs, {comparison.tasks} common tasks -> {out}/comparison.md")
 
 
