@@ -88,7 +88,9 @@ def test_each_tool_through_the_sdk_client_leaves_the_database_unchanged(
 
     out = serve(args, tmp_path, talk)
     assert set(out["tools"]) == {"fix_sql", "explain_run", "list_tables"}
-    assert out["tools"]["fix_sql"].output_schema["required"]  # typed, structured output
+    for tool in out["tools"].values():  # typed, structured output; read-only for the assistant
+        assert tool.output_schema and tool.output_schema["required"], tool.name
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
 
     tables = out["tables"].structured_content
     assert not out["tables"].is_error and tables["dialect"] == "sqlite"
@@ -119,11 +121,15 @@ def test_each_tool_through_the_sdk_client_leaves_the_database_unchanged(
     assert checksum(shop_db) == before
 
 
-def test_a_write_is_blocked_and_the_database_unchanged(shop_db, tmp_path):
+@pytest.mark.parametrize(
+    ("flags", "status"), [([], "blocked"), (["--allow-writes"], "ok")], ids=["guard", "copy"]
+)
+def test_a_write_never_reaches_the_database(flags, status, shop_db, tmp_path):
+    """Read-only as `fix`: blocked by the guard, or with --allow-writes run on a throw-away copy."""
     before = checksum(shop_db)
     script = tmp_path / "empty.json"
     script.write_text("{}")
-    args = ["--db", str(shop_db), "--llm", f"scripted:{script}", "--method", "raw"]
+    args = ["--db", str(shop_db), "--llm", f"scripted:{script}", "--method", "raw", *flags]
 
     async def talk(session: ClientSession) -> CallToolResult:
         sql = "DELETE FROM bookings"
@@ -133,7 +139,7 @@ def test_a_write_is_blocked_and_the_database_unchanged(shop_db, tmp_path):
     assert not fixed.is_error, text_of(fixed)
     result = fixed.structured_content
     assert result["accepted"] is False
-    assert result["preview"]["status"] == "blocked"
+    assert result["preview"]["status"] == status, result["preview"]
     assert checksum(shop_db) == before
 
 

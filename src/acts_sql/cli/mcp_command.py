@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from acts_sql.cli.console import SafeConsole, fail
+from acts_sql.cli.console import SafeConsole, fail, interruptible
 from acts_sql.cli.inputs import writable_dir
 from acts_sql.cli.options import (
     AllowWrites,
@@ -106,7 +106,8 @@ def mcp(
         tools = ActsSqlTools(mcp_settings(ctx.params), mcp_backend(ctx.params), explain_text)
     except ActsSqlError as exc:
         raise fail(str(exc)) from None
-    build_server(tools).run("stdio")
+    with interruptible(lambda: "the MCP server; nothing was written"):
+        build_server(tools).run("stdio")
 
 
 def mcp_settings(flags: dict[str, Any]) -> McpSettings:
