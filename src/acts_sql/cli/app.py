@@ -28,6 +28,7 @@ from acts_sql.cli.console import OneLineErrors, fail, interruptible, make_consol
 from acts_sql.cli.demo import run_demo, task_ids
 from acts_sql.cli.doctor import register as register_doctor
 from acts_sql.cli.inputs import one_stdin, text_option, writable_dir, writable_file
+from acts_sql.cli.mcp_command import mcp
 from acts_sql.cli.options import (
     AllowWrites,
     ApiKey,
@@ -90,6 +91,7 @@ register_everyday_bench(bench_app)
 register_batch(app)
 register_doctor(app)
 app.command(name="serve")(serve)
+app.command(name="mcp")(mcp)
 EXIT_ACCEPTED, EXIT_NOT_ACCEPTED = 0, 1
 
 
