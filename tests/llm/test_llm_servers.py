@@ -32,9 +32,11 @@ LLAMA_CPP_PYTHON_500 = StubReply(
     body={
         "error": {
             "message": (
-                "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
-                "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
-                "'ctx': {'expected': \"'text' or 'json_object'\"}}]"
+                "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n"
+                '  File ".../llama_cpp/server/app.py", line 376, in create_chat_completion\n'
+                "    POST /v1/chat/completions"
             ),
             "type": "internal_server_error",
             "param": None,
@@ -42,7 +44,7 @@ LLAMA_CPP_PYTHON_500 = StubReply(
         }
     },
 )
-"""What llama-cpp-python's server (0.3.x) answers to ``response_format: json_schema``."""
+"""What llama-cpp-python's server (0.3.36) answers to ``response_format: json_schema``."""
 
 
 class Fix(BaseModel):
