@@ -51,6 +51,8 @@ class BatchSettings(BaseModel):
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False, exclude=True)
     """Sent to the workers, never written to the output directory."""
+    llm_timeout: float | None = Field(default=None, gt=0)
+    """Seconds per call to an OpenAI-compatible endpoint (None: the backend's default)."""
     llm_cache: Path | None = None
     scripted_delay_s: float = Field(0.0, ge=0.0)
     """A scripted backend's simulated latency per call (a stand-in for an endpoint, to
@@ -62,7 +64,11 @@ class BatchSettings(BaseModel):
     allow_writes: bool = False
 
     def backend(self) -> LLMBackend:
-        given = (("base_url", self.base_url), ("api_key", self.api_key))
+        given = (
+            ("base_url", self.base_url),
+            ("api_key", self.api_key),
+            ("timeout", self.llm_timeout),
+        )
         overrides: dict[str, Any] = {k: v for k, v in given if v}
         if self.scripted_delay_s:
             overrides["delay_s"] = self.scripted_delay_s

@@ -147,8 +147,9 @@ class BenchRequest(BaseModel):
     sharing one backend and one evaluator); ray: on `options.workers` Ray actors, each
     with its own backend and evaluator (docs/SCALE.md)."""
     ray_address: str | None = None
-    llm_options: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
-    """`--base-url` / `--api-key`, for the backends Ray actors build (never written)."""
+    llm_options: dict[str, str | float] = Field(default_factory=dict, repr=False, exclude=True)
+    """`--base-url` / `--api-key` / `--llm-timeout`, for the backends Ray actors build
+    (never written)."""
 
 
 RecordListener = Callable[[BenchRecord], None]

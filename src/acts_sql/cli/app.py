@@ -35,6 +35,7 @@ from acts_sql.cli.options import (
     BaseUrl,
     Candidates,
     LlmCache,
+    LlmTimeout,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
@@ -48,6 +49,7 @@ from acts_sql.cli.options import (
     Temperature,
     Timeout,
     correction_options,
+    llm_overrides,
     method_flag,
 )
 from acts_sql.cli.render import (
@@ -190,6 +192,7 @@ def fix(
     llm_cache: LlmCache = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    llm_timeout: LlmTimeout = None,
     method: MethodOpt = Method.ACTS,
     as_json: JsonOpt = False,
     trace: TraceOpt = None,
@@ -235,12 +238,7 @@ def run_fix(flags: dict[str, Any], listen: Callable[[TraceEvent], None]) -> Corr
     executor = open_database(flags["db"], flags["dialect"], **given)
     try:
         options = correction_options(flags)
-        backend = make_backend(
-            flags["llm"],
-            base_url=flags["base_url"],
-            api_key=flags["api_key"],
-            cache=flags["llm_cache"],
-        )
+        backend = make_backend(flags["llm"], llm_overrides(flags), cache=flags["llm_cache"])
         return correct(
             executor,
             question,
@@ -289,13 +287,9 @@ def query_language(language: str | None, sql_file: Path | None) -> str | None:
     return language
 
 
-def make_backend(
-    spec: str | None, *, base_url: str | None, api_key: str | None, cache: Path | None
-) -> LLMBackend:
-    """The backend of `--llm` (with `--base-url`/`--api-key`), behind `--llm-cache` if given."""
-    overrides: dict[str, Any] = {
-        k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v
-    }
+def make_backend(spec: str | None, overrides: dict[str, Any], *, cache: Path | None) -> LLMBackend:
+    """The backend of `--llm` (with `--base-url`, `--api-key`, `--llm-timeout`: `overrides`),
+    behind `--llm-cache` if given."""
     backend = parse_llm_spec(spec, **overrides)
     return CachedBackend(backend, cache) if cache is not None else backend
 

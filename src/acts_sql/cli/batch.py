@@ -32,6 +32,7 @@ from acts_sql.cli.options import (
     BaseUrl,
     Candidates,
     Llm,
+    LlmTimeout,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
@@ -157,6 +158,7 @@ def batch(
     scripted_delay: ScriptedDelay = 0.0,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    llm_timeout: LlmTimeout = None,
     method: MethodOpt = Method.ACTS,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
@@ -207,6 +209,7 @@ def batch_settings(flags: dict[str, Any]) -> BatchSettings:
     given = ("llm", "base_url", "api_key", "llm_cache", "timeout", "max_rows", "allow_writes")
     return BatchSettings(
         **{name: flags[name] for name in given},
+        llm_timeout=flags["llm_timeout"],
         scripted_delay_s=flags["scripted_delay"],
         options=correction_options(flags),
     )

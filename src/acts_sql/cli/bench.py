@@ -44,6 +44,7 @@ from acts_sql.cli.options import (
     ApiKey,
     BaseUrl,
     Llm,
+    LlmTimeout,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
@@ -53,6 +54,7 @@ from acts_sql.cli.options import (
     NoExecutionTools,
     NoScaledBudget,
     correction_options,
+    llm_overrides,
 )
 from acts_sql.engine.budget import (
     DEFAULT_MAX_DEPTH,
@@ -301,6 +303,7 @@ def bench_bird_critic(
     llm: Llm = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    llm_timeout: LlmTimeout = None,
     workers: WorkersOpt = 1,
     sets: SetOpt = None,
     dialects: DialectOpt = None,
@@ -359,7 +362,6 @@ def bench_interrupted(out: Path, seen: list[ProgressHooks]) -> str:
 
 def bench_request(flags: dict[str, Any], today: date | None) -> BenchRequest:
     """The run `bench bird-critic` asks for, from its flags (by parameter name)."""
-    given = (("base_url", flags["base_url"]), ("api_key", flags["api_key"]))
     return BenchRequest(
         tasks=flags["tasks"],
         gt=flags["gt"],
@@ -381,7 +383,7 @@ def bench_request(flags: dict[str, Any], today: date | None) -> BenchRequest:
         evaluable_only=not flags["all_tasks"],
         executor=flags["executor"],
         ray_address=flags["ray_address"],
-        llm_options={k: v for k, v in given if v},
+        llm_options=llm_overrides(flags),
     )
 
 

@@ -31,11 +31,13 @@ from acts_sql.cli.options import (
     ApiKey,
     BaseUrl,
     Llm,
+    LlmTimeout,
     MaxLlmCalls,
     MaxSeconds,
     NoEvidenceGate,
     NoScaledBudget,
     correction_options,
+    llm_overrides,
 )
 from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
 from acts_sql.llm.spec import parse_llm_spec
@@ -64,6 +66,7 @@ def bench_everyday(
     llm: Llm = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    llm_timeout: LlmTimeout = None,
     dialect: DialectOpt = None,
     ids: IdsOpt = None,
     limit: LimitOpt = None,
@@ -91,8 +94,7 @@ def bench_everyday(
         ),
     ):
         writable_dir(out, "--out")
-        overrides = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
-        backend = parse_llm_spec(llm, **overrides)
+        backend = parse_llm_spec(llm, **llm_overrides(ctx.params))
         request = EverydayBenchRequest(
             out=out,
             methods=list(dict.fromkeys(method)),

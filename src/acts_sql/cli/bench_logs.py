@@ -26,9 +26,11 @@ from acts_sql.cli.options import (
     ApiKey,
     BaseUrl,
     Llm,
+    LlmTimeout,
     MaxLlmCalls,
     MaxSeconds,
     correction_options,
+    llm_overrides,
 )
 from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
 from acts_sql.engine.options import Method
@@ -64,6 +66,7 @@ def bench_logs(
     llm: Llm = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    llm_timeout: LlmTimeout = None,
     size: SizeOpt = LogSize.SMALL,
     seed: SeedOpt = DEFAULT_SEED,
     db: DbOpt = None,
@@ -89,8 +92,7 @@ def bench_logs(
         ),
     ):
         writable_dir(out, "--out")
-        overrides = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
-        backend = parse_llm_spec(llm, **overrides)
+        backend = parse_llm_spec(llm, **llm_overrides(ctx.params))
         request = LogsBenchRequest(
             out=out,
             methods=list(dict.fromkeys(method)),

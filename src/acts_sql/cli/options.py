@@ -37,6 +37,13 @@ def correction_options(params: Mapping[str, Any]) -> CorrectionOptions:
     return CorrectionOptions.of(**values)
 
 
+def llm_overrides(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The backend options of `--base-url`, `--api-key` and `--llm-timeout` that were
+    given, named as `acts_sql.llm.spec.parse_llm_spec` takes them."""
+    named = {"base_url": "base_url", "api_key": "api_key", "llm_timeout": "timeout"}
+    return {option: flags[flag] for flag, option in named.items() if flags.get(flag)}
+
+
 def method_flag(value: str | Method) -> Method:
     """`--method`, any case; an unknown name: one `error:` line and exit 2."""
     try:
@@ -48,6 +55,15 @@ def method_flag(value: str | Method) -> Method:
 Llm = Annotated[str | None, typer.Option(help="LLM SPEC: openai:MODEL, local:NAME, scripted:PATH")]
 BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL")]
 ApiKey = Annotated[str | None, typer.Option(help="API key for the endpoint")]
+LlmTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-timeout",
+        min=0.001,
+        help="seconds one call to the endpoint may take (default: $ACTS_SQL_LLM_TIMEOUT, "
+        "else 300 for a loopback endpoint and 60 for any other)",
+    ),
+]
 LlmCache = Annotated[
     Path | None,
     typer.Option(

@@ -1,6 +1,8 @@
 """Backend for any OpenAI-compatible chat completions endpoint (openai SDK).
 
-Works with OpenAI, vLLM, Ollama, llama.cpp server, DeepSeek and the like.
+Works with OpenAI, vLLM, Ollama, llama.cpp's ``llama-server``,
+llama-cpp-python's server, LM Studio, LiteLLM, DeepSeek and the like
+(docs/LLM_SERVERS.md says what each gets).
 
 - Endpoint and key default to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. A
   local server that needs no key gets a placeholder key; the official API
@@ -8,20 +10,38 @@ Works with OpenAI, vLLM, Ollama, llama.cpp server, DeepSeek and the like.
 - ``timeout`` bounds a whole :meth:`OpenAIBackend.complete` call, retries
   included: each attempt may use only the time left (as the HTTP timeout), a
   retry is made only if its back-off fits in what is left, so a timed-out
-  attempt is not retried. A request's ``timeout_s`` (what is left of the
-  run) lowers that bound for its call; running out of it raises
+  attempt is not retried. Not given, it is ``ACTS_SQL_LLM_TIMEOUT`` or a
+  default that is longer for a loopback endpoint
+  (:mod:`acts_sql.llm.endpoint_limits`). A request's ``timeout_s`` (what is
+  left of the run) lowers that bound for its call; running out of it raises
   :class:`~acts_sql.errors.LLMDeadlineError`.
 - The SDK's own retries, up to ``max_retries``, with its exponential back-off
   scaled to ``backoff_s`` (or the server's ``Retry-After``), on what the SDK
-  retries: 408, 409, 429, 5xx and connection failures. Any final
-  failure raises :class:`~acts_sql.errors.LLMError` with a one-line message
-  naming the endpoint and the HTTP status: an
+  retries: 408, 409, 429, 5xx and connection failures; except a reply that
+  refuses a field of the request (its body names ``response_format``,
+  ``json_schema``, ``json_object`` or ``seed``): the same request would get
+  the same answer. Any final failure raises :class:`~acts_sql.errors.LLMError`
+  with a one-line message naming the endpoint, the HTTP status and the
+  server's message, and what earlier attempts got (a timeout after a refused
+  attempt says so, not just "no reply"): an
   :class:`~acts_sql.errors.LLMUnavailableError` when the endpoint cannot be
   used at all (no connection after the retries; HTTP 401, 403 or 404).
 - A request with ``json_schema`` asks for JSON output with ``response_format``
-  ``json_schema``; a server that rejects it (HTTP 400/422) is asked again with
-  ``json_object``, then with no ``response_format``. The first mode that works
-  is remembered for the life of the backend, so the probing happens once.
+  ``json_schema``. A reply whose status is 4xx/5xx and whose body names
+  ``response_format``, ``json_schema`` or ``json_object`` is a refusal of that
+  mode (llama-cpp-python's server answers ``json_schema`` with HTTP 500): the
+  request is sent again with ``json_object``, then with no
+  ``response_format``, and the refused modes are never tried again by this
+  backend. A bare HTTP 400/422 also moves to the next mode, but only a mode
+  that then works is remembered. Replies that ignore the mode (prose around
+  the JSON, a fenced code block) are the reader's business
+  (:mod:`acts_sql.llm.jsonrepair`).
+- A server that refuses ``seed`` (a 4xx/5xx naming it) is asked again without
+  it, and this backend sends no seed from then on.
+- Usage per call: prompt, completion and cached prompt tokens, the latter
+  from ``usage.prompt_tokens_details.cached_tokens`` (OpenAI, vLLM),
+  ``usage.prompt_cache_hit_tokens`` (DeepSeek), ``timings.cache_n``
+  (llama.cpp's ``llama-server``) or ``tokens_cached``, whichever is reported.
 - A leading ``<think>...</think>`` block (reasoning models served locally) is
   removed from the reply text.
 """
@@ -40,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from acts_sql.errors import LLMDeadlineError, LLMError, LLMSpecError, LLMUnavailableError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
+from acts_sql.llm.endpoint_limits import TIMEOUT_ENV, resolve_timeout
 
 if TYPE_CHECKING:
     import openai
@@ -50,6 +71,9 @@ __all__ = ["JsonMode", "OpenAIBackend"]
 JsonMode = Literal["json_schema", "json_object", "none"]
 _JSON_MODES: tuple[JsonMode, ...] = ("json_schema", "json_object", "none")
 _FORMAT_REJECTED_STATUSES = frozenset({400, 422})
+"""Statuses that move to the next JSON mode even when the body names no field."""
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object")
+_SEED_WORDS = ("seed",)
 _UNUSABLE_STATUSES = frozenset({401, 403, 404})
 """Statuses that every request of this configuration would get: the endpoint is unusable."""
 _SDK_BACKOFF_S = 0.5  # the SDK's first back-off (openai._constants.INITIAL_RETRY_DELAY)
@@ -80,7 +104,7 @@ class OpenAIBackend:
         model: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         max_retries: int = 2,
         *,
         backoff_s: float = 0.5,
@@ -89,8 +113,6 @@ class OpenAIBackend:
 
         if not model or not model.strip():
             raise LLMSpecError("openai backend: a model name is required (openai:MODEL)")
-        if not timeout or timeout <= 0:
-            raise LLMSpecError(f"openai backend: timeout must be > 0 seconds, got {timeout}")
         if max_retries < 0:
             raise LLMSpecError(f"openai backend: max_retries must be >= 0, got {max_retries}")
         if backoff_s < 0:
@@ -105,7 +127,7 @@ class OpenAIBackend:
                 )
             api_key = _PLACEHOLDER_KEY
         self.model = model.strip()
-        self.timeout = float(timeout)
+        self.timeout = resolve_timeout(timeout, base_url)
         self.max_retries = max_retries
         self.backoff_s = float(backoff_s)
         self.name = f"openai:{self.model}"
@@ -119,6 +141,7 @@ class OpenAIBackend:
         )
         self.endpoint = str(self._client.base_url).rstrip("/")
         self._json_mode_index = 0
+        self._send_seed = True
         self._lock = threading.Lock()
 
     @property
@@ -155,34 +178,57 @@ class OpenAIBackend:
 
     def _post_json(self, request: LLMRequest, deadline: _Deadline) -> tuple[ChatCompletion, int]:
         first = self._json_mode_index
+        refused: list[str] = []
         for index in range(first, len(_JSON_MODES)):
+            mode = _JSON_MODES[index]
             try:
-                reply = self._post(request, _JSON_MODES[index], deadline)
+                reply = self._post(request, mode, deadline)
             except LLMError as exc:
-                rejected = exc.details.get("status") in _FORMAT_REJECTED_STATUSES
-                if rejected and index + 1 < len(_JSON_MODES):
+                named = _refuses(exc, _FORMAT_WORDS)
+                bare = exc.details.get("status") in _FORMAT_REJECTED_STATUSES
+                if (named or bare) and index + 1 < len(_JSON_MODES):
+                    refused.append(f"response_format {mode}: {exc.details.get('failure')}")
+                    if named:  # a refusal of the mode itself: never ask for it again
+                        self._remember_mode(index + 1)
                     continue
-                raise
-            if index != first:
-                with self._lock:
-                    self._json_mode_index = max(self._json_mode_index, index)
+                raise _after_refusals(exc, refused) from None
+            self._remember_mode(index)
             return reply
         raise AssertionError("unreachable: the last JSON mode re-raises")  # pragma: no cover
+
+    def _remember_mode(self, index: int) -> None:
+        with self._lock:
+            self._json_mode_index = max(self._json_mode_index, index)
 
     # -- one request, with the SDK's retries ----------------------------------------
 
     def _post(
         self, request: LLMRequest, mode: JsonMode | None, deadline: _Deadline
     ) -> tuple[ChatCompletion, int]:
+        """The typed reply and the attempts it took; sent again without a refused seed."""
+        try:
+            return self._post_once(request, mode, deadline)
+        except LLMError as exc:
+            seed_refused = _refuses(exc, _SEED_WORDS) and not _refuses(exc, _FORMAT_WORDS)
+            if request.seed is None or not self._send_seed or not seed_refused:
+                raise
+            self._send_seed = False
+        return self._post_once(request, mode, deadline)
+
+    def _post_once(
+        self, request: LLMRequest, mode: JsonMode | None, deadline: _Deadline
+    ) -> tuple[ChatCompletion, int]:
         """The typed reply and the number of attempts it took (the SDK retries)."""
         openai = self._openai
         self._client.deadline.at = deadline.at
+        self._client.deadline.refused = None
         try:
             raw = self._client.chat.completions.with_raw_response.create(
                 **self._arguments(request, mode), timeout=deadline.at - time.monotonic()
             )
         except openai.APITimeoutError as exc:
-            raise self._timed_out(request, deadline, _attempts(exc)) from None
+            earlier = getattr(self._client.deadline, "refused", None)
+            raise self._timed_out(request, deadline, _attempts(exc), earlier) from None
         except openai.APIConnectionError as exc:
             failure = f"cannot connect ({_cause(exc)})"
             raise self._error(
@@ -210,7 +256,7 @@ class OpenAIBackend:
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
-        if request.seed is not None:
+        if request.seed is not None and self._send_seed:
             kwargs["seed"] = request.seed
         if mode == "json_schema" and request.json_schema is not None:
             kwargs["response_format"] = {
@@ -265,7 +311,7 @@ class OpenAIBackend:
             raise self._error(
                 "malformed response: the message has no text content", request, attempts, status=200
             )
-        usage = _usage(reply.usage, request.purpose)
+        usage = _usage(reply, request.purpose)
         finish = getattr(choice, "finish_reason", None)
         if isinstance(finish, str) and finish:
             usage.stopped_by = finish
@@ -276,15 +322,22 @@ class OpenAIBackend:
     def _where(self) -> str:
         return f"LLM endpoint {self.endpoint} (model {self.model}):"
 
-    def _timed_out(self, request: LLMRequest, deadline: _Deadline, attempts: int) -> LLMError:
-        """No reply in time: an LLMDeadlineError when the request's own deadline was the limit."""
+    def _timed_out(
+        self, request: LLMRequest, deadline: _Deadline, attempts: int, earlier: str | None = None
+    ) -> LLMError:
+        """No reply in time: an LLMDeadlineError when the request's own deadline was the limit.
+
+        `earlier`: what a previous attempt of this request got (``HTTP 500: ...``), if any,
+        so that the message does not say "no reply" when a reply came."""
+        got = f"{earlier}, then no reply to the retry" if earlier else "no reply"
         if not deadline.by_request:
+            hint = "" if earlier else f" (a slower server: --llm-timeout S or {TIMEOUT_ENV})"
             return self._error(
-                f"no reply within {deadline.seconds:g} s", request, attempts, status=None
+                f"{got} within {deadline.seconds:g} s{hint}", request, attempts, status=None
             )
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         return LLMDeadlineError(
-            f"wall time: {self._where()} no reply to the {request.purpose} request within "
+            f"wall time: {self._where()} {got} to the {request.purpose} request within "
             f"{deadline.seconds:.2f} s, what was left of the run's time{tries}",
             endpoint=self.endpoint,
             model=self.model,
@@ -313,23 +366,57 @@ class OpenAIBackend:
             status=status,
             attempts=attempts,
             purpose=request.purpose,
+            failure=failure,
         )
 
 
-def _usage(raw: Any, purpose: str) -> Usage:
+def _refuses(exc: LLMError, words: tuple[str, ...]) -> bool:
+    """Is `exc` a 4xx/5xx (not 401/403/404) whose server message names one of `words`?"""
+    status = exc.details.get("status")
+    if not isinstance(status, int) or status < 400 or status in _UNUSABLE_STATUSES:
+        return False
+    return _names_any(str(exc.details.get("failure", "")), words)
+
+
+def _names_any(text: str, words: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in words)
+
+
+def _after_refusals(exc: LLMError, refused: list[str]) -> LLMError:
+    """`exc`, its message also saying which JSON modes were refused before it."""
+    if not refused:
+        return exc
+    return type(exc)(f"{exc.message}; before that: {'; '.join(refused)}", **exc.details)
+
+
+def _usage(reply: Any, purpose: str) -> Usage:
+    """The usage a reply reports; cached prompt tokens from whichever field the server fills."""
     from openai.types import CompletionUsage
 
+    raw = reply.usage
     if not isinstance(raw, CompletionUsage):
-        return Usage(purpose=purpose)
+        return Usage(purpose=purpose, cached_prompt_tokens=_int(_llama_cpp_cached(reply)))
     cached = getattr(raw.prompt_tokens_details, "cached_tokens", None)
     if cached is None:
         cached = getattr(raw, "prompt_cache_hit_tokens", None)  # DeepSeek
+    if cached is None:
+        cached = _llama_cpp_cached(reply)
     return Usage(
         purpose=purpose,
         prompt_tokens=_int(raw.prompt_tokens),
         completion_tokens=_int(raw.completion_tokens),
         cached_prompt_tokens=_int(cached),
     )
+
+
+def _llama_cpp_cached(reply: Any) -> Any:
+    """llama.cpp's count of prompt tokens reused from its cache: ``timings.cache_n`` of
+    ``llama-server``, or a top-level ``tokens_cached``; None when neither is there."""
+    timings = getattr(reply, "timings", None)
+    if isinstance(timings, dict) and "cache_n" in timings:
+        return timings["cache_n"]
+    return getattr(reply, "tokens_cached", None)
 
 
 def _int(value: Any) -> int:
@@ -365,6 +452,12 @@ def _client_class(openai: Any) -> Any:
             options.timeout = max(self.deadline.at - time.monotonic(), 0.001)  # what is left
             return options
 
+        def _should_retry(self, response: Any) -> bool:
+            """Not when the reply refuses a field of the request: a retry gets the same."""
+            if response.status_code >= 400 and _names_any(_body_text(response), _REFUSED_FIELDS):
+                return False
+            return bool(super()._should_retry(response))
+
         def _calculate_retry_timeout(
             self, remaining: int, options: Any, headers: Any = None
         ) -> float:
@@ -377,6 +470,8 @@ def _client_class(openai: Any) -> Any:
             self, *, retries_taken: int, max_retries: int, options: Any, response: Any
         ) -> None:
             remaining = max_retries - retries_taken
+            if response is not None:  # what this attempt got, for a later timeout's message
+                self.deadline.refused = _describe_status(self, response)
             delay = self._calculate_retry_timeout(
                 remaining, options, response.headers if response else None
             )
@@ -398,6 +493,25 @@ def _sdk_error(openai: Any) -> Exception:
     timed_out = isinstance(error, timeout_exceptions())
     kind = openai.APITimeoutError if timed_out else openai.APIConnectionError
     return kind(request=getattr(error, "request", None))  # type: ignore[no-any-return]
+
+
+_REFUSED_FIELDS = _FORMAT_WORDS + _SEED_WORDS
+
+
+def _body_text(response: Any) -> str:
+    try:
+        return str(response.text)
+    except Exception:  # a body that cannot be read names nothing
+        return ""
+
+
+def _describe_status(client: Any, response: Any) -> str | None:
+    """``HTTP 500: <the server's message>`` for an error reply the SDK is about to retry."""
+    try:
+        error = client._make_status_error_from_response(response)
+        return f"HTTP {response.status_code}: {_status_detail(error)}"
+    except Exception:
+        return f"HTTP {getattr(response, 'status_code', '?')}"
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:
