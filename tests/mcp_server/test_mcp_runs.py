@@ -27,3 +27,19 @@ def test_the_store_keeps_the_last_runs_and_names_what_it_dropped():
 def test_a_store_keeps_at_least_one_run():
     with pytest.raises(ConfigError):
         RunStore(keep=0)
+
+
+def test_the_mcp_backend_takes_llm_timeout_and_the_endpoint_flags():
+    from acts_sql.cli.mcp_command import mcp_backend
+    from acts_sql.llm.openai_backend import OpenAIBackend
+
+    flags = {
+        "llm": "openai:q05",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key": "none",
+        "llm_timeout": 12.5,
+        "llm_cache": None,
+    }
+    backend = mcp_backend(flags)
+    assert isinstance(backend, OpenAIBackend) and backend.timeout == 12.5
+    assert mcp_backend({**flags, "llm_timeout": None}).timeout == 300.0  # loopback default

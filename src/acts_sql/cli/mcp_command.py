@@ -23,6 +23,7 @@ from acts_sql.cli.options import (
     Candidates,
     Llm,
     LlmCache,
+    LlmTimeout,
     MaxDepth,
     MaxLlmCalls,
     MaxNodes,
@@ -31,10 +32,12 @@ from acts_sql.cli.options import (
     NoAmbiguity,
     NoEvidenceGate,
     NoExecutionTools,
+    NoScaledBudget,
     Parallel,
     Temperature,
     Timeout,
     correction_options,
+    llm_overrides,
     method_flag,
 )
 from acts_sql.cli.render import show_result
@@ -79,10 +82,12 @@ def mcp(
     llm_cache: LlmCache = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    llm_timeout: LlmTimeout = None,
     method: McpMethod = Method.ACTS,
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
     no_evidence_gate: NoEvidenceGate = False,
+    no_scaled_budget: NoScaledBudget = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
@@ -118,10 +123,10 @@ def mcp_settings(flags: dict[str, Any]) -> McpSettings:
 
 
 def mcp_backend(flags: dict[str, Any]) -> LLMBackend:
-    """The backend of `--llm` (with `--base-url`/`--api-key`, behind `--llm-cache`), as
-    `fix` builds it. Building is cheap: a local model loads on its first call."""
-    given = {k: flags[k] for k in ("base_url", "api_key") if flags[k]}
-    backend = parse_llm_spec(flags["llm"], **given)
+    """The backend of `--llm` (with `--base-url`, `--api-key`, `--llm-timeout`, behind
+    `--llm-cache`), as `fix` builds it. Building is cheap: a local model loads on its first
+    call."""
+    backend = parse_llm_spec(flags["llm"], **llm_overrides(flags))
     cache = flags["llm_cache"]
     writable_dir(cache, "--llm-cache")
     return CachedBackend(backend, cache) if cache is not None else backend
