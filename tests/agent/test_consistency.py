@@ -109,6 +109,9 @@ ENDORSEMENTS = [
     "to aggregate the concentration levels.",
     "The original query looks fine as written.",
     "No changes are needed to the original query.",
+    "The user's SQL already correctly selects the trip date and driver name from the trips "
+    "table.",
+    "The original query is correctly written for SQLite.",
 ]
 NOT_ENDORSEMENTS = [
     "The user's SQL is not correct; the candidate groups by week.",
@@ -117,6 +120,8 @@ NOT_ENDORSEMENTS = [
     "The candidate is correct and the user's SQL needs a GROUP BY.",
     "The original query already returns duplicates, which the candidate removes.",
     "Group A is correct: it lists rooms whose bookings intersect.",
+    "The user's SQL does not correctly join the tables; the candidate joins on driver_id.",
+    "The original query is not correctly written: it divides integers.",
     "",
 ]
 

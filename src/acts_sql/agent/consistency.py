@@ -113,7 +113,10 @@ _RIGHT_AS_IS = re.compile(
     r"(correct|right|expected|desired))\b"
     r"|\balready\s+(uses?|using|includes?|including|has|handles?|handling)\b[^.;]*"
     r"\b(correct|right|sufficient|needed|required|proper)\b"
-    r"|\bwhich\s+is\s+(sufficient|correct|enough)\b",
+    r"|\bwhich\s+is\s+(sufficient|correct|enough)\b"
+    r"|\balready\s+(correctly|properly|rightly)\b"
+    r"|\b(is|are|was)\s+(already\s+)?(correctly|properly)\s+(written|formed|structured|"
+    r"implemented)\b",
     re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(not|n't|never|no\s+longer|in(correct|valid|sufficient))\b", re.I)
