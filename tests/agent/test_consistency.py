@@ -109,8 +109,7 @@ ENDORSEMENTS = [
     "to aggregate the concentration levels.",
     "The original query looks fine as written.",
     "No changes are needed to the original query.",
-    "The user's SQL already correctly selects the trip date and driver name from the trips "
-    "table.",
+    "The user's SQL already correctly selects the trip date and driver name from the trips table.",
     "The original query is correctly written for SQLite.",
 ]
 NOT_ENDORSEMENTS = [

@@ -193,7 +193,7 @@ def test_judge_naming_an_unknown_backtrack_target_is_reasked(demo_db, demo_tasks
 def test_judge_that_never_answers_rejects_and_the_engine_backtracks(demo_db, demo_tasks):
     script = judge_story()
     script["judge"] = ['{"verdict": "maybe"}'] * 3 + script["judge"][1:]
-    result, _ = run(demo_db, demo_tasks["figure3"], script)
+    result, _ = run(demo_db, demo_tasks["figure3"], script, scaled_budget=False)
 
     assert events(result, "judge_failed")
     first = events(result, "judgement")[0]

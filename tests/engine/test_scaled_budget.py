@@ -111,13 +111,25 @@ def test_the_allowance_caps_calls_below_the_limit_and_grows_by_rounds():
     gathered = [ev("raw", None, failing()), ev("rule:x", "f0", ANN)]
     level = scale(gathered, QUESTION, user_sql_fails=False)
     assert allowance.start(level, {"f0"}) == 7
-    assert allowance.grow("f0") is None  # the gate's own result: already counted
+    assert allowance.grow("f0") is None  # agreed on at the gate: already counted
     assert allowance.grow("f1") == 10  # 7 + 6, capped at the limit
     assert allowance.grow("f2") is None
     for _ in range(9):
         tracker.take_llm_call()
     with pytest.raises(Exception, match="LLM calls \\(10\\)"):
         tracker.take_llm_call()
+
+
+def test_agreement_grows_the_allowance_at_most_twice():
+    tracker = BudgetTracker(BudgetModel(max_llm_calls=40))
+    allowance = SearchAllowance(tracker)
+    allowance.start(scale([], QUESTION, user_sql_fails=False), set())
+    assert [allowance.grow(f) for f in ("a", "a", "b", "c")] == [
+        2 * ROUND_CALLS,
+        None,  # the same result again
+        3 * ROUND_CALLS,
+        None,  # MAX_GROWTH reached
+    ]
 
 
 def test_a_spent_allowance_says_so():
@@ -165,7 +177,9 @@ def run(db: str, sql: str, script: dict[str, list[str]], **options: Any):
             QUESTION,
             sql,
             llm=scripted(script),
-            options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=12), **options),
+            options=CorrectionOptions(
+                **{"candidates": 1, **options}, budget=Budget(max_llm_calls=12)
+            ),
         )
     finally:
         executor.close()
@@ -197,25 +211,39 @@ def test_a_lone_repair_of_a_failing_sql_stops_after_the_raw_call(db):
     assert len(llm_calls(full)) >= 3 and full.sql == scaled.sql
 
 
-def test_disagreement_gets_a_round_and_a_new_result_grows_it(db):
-    """The raw rewrite and the rule repair disagree: the tree gets one round; its SQL step
-    returns a third result, which grows the allowance (a `budget_scaled` event)."""
+def test_disagreement_gets_a_round_and_new_agreement_grows_it(db):
+    """The raw rewrite and the rule repair disagree: the tree gets one round. Its SQL step
+    returns a third result twice (two independent candidates agree): one round more (a
+    `budget_scaled` event). A lone new result grows nothing."""
     script = {
-        "correct": [raw("SELECT name FROM users WHERE team = 'red'")],
+        # the raw rewrite, then (pools of 2) one gate sample that fails
+        "correct": [raw("SELECT name FROM users WHERE team = 'red'"), raw("SELECT nme FROM u")],
         "plan": [json.dumps(GENERATE_ONLY)],
-        "generate_sql": [gen("SELECT name FROM users WHERE id > 1")],
+        "generate_sql": [
+            gen("SELECT name FROM users WHERE id > 1"),
+            gen("SELECT name FROM users WHERE id >= 2"),
+        ],
         "judge": [accept()],
     }
-    result = run(db, "SELECT nam FROM users", script)
+    agreed = run(db, "SELECT nam FROM users", script, candidates=2)
+    lone = run(db, "SELECT nam FROM users", {**script, "generate_sql": script["generate_sql"][:1]})
 
-    [gate] = [e for e in result.trace if e.kind == "evidence"]
-    assert gate.data["allowed_calls"] == 1 + ROUND_CALLS
-    grown = [e for e in result.trace if e.kind == "budget_scaled"]
-    # the raw rewrite's and the rule repair's results were counted by the level: only the
-    # SQL step's new result grows it
-    assert len(grown) == 1 and grown[0].node == "n1"
-    assert grown[0].data["allowed_calls"] == min(12, 1 + 2 * ROUND_CALLS)
-    assert [e.purpose for e in llm_calls(result)] == ["correct", "plan", "generate_sql", "judge"]
+    [gate] = [e for e in agreed.trace if e.kind == "evidence"]
+    assert gate.data["allowed_calls"] == 2 + ROUND_CALLS
+    grown = [e for e in agreed.trace if e.kind == "budget_scaled"]
+    assert len(grown) == 1 and grown[0].node == "n1" and grown[0].data["votes"] == 2
+    assert grown[0].data["allowed_calls"] == min(12, 2 + 2 * ROUND_CALLS)
+    assert not [e for e in lone.trace if e.kind == "budget_scaled"]
+
+
+def test_readings_to_explore_grow_the_allowance():
+    tracker = BudgetTracker(BudgetModel(max_llm_calls=40))
+    allowance = SearchAllowance(tracker)
+    allowance.start(scale([], QUESTION, user_sql_fails=False), set())
+    assert tracker.call_limit == ROUND_CALLS
+    assert allowance.grow_readings(1, 5) is None  # one reading: the round covers it
+    assert allowance.grow_readings(3, 5) == ROUND_CALLS + 2 * 5
+    assert allowance.grow_readings(4, 5) is None  # at most two readings past the first a run
 
 
 def test_a_search_that_finds_nothing_new_stops_after_its_round(db):

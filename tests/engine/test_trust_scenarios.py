@@ -342,7 +342,9 @@ def test_h_all_branches_pruned_early_with_budget_left_one_replan(demo_db, demo_t
             ],
         }
     )
-    result = correct(demo_db, task.question, task.sql, llm=llm)
+    # the replan is under test: the whole budget (the scaled one ends before the replan)
+    options = CorrectionOptions(scaled_budget=False)
+    result = correct(demo_db, task.question, task.sql, llm=llm, options=options)
 
     assert result.accepted is True
     assert same(result.sql, task.right_sql)

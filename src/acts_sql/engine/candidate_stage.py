@@ -31,6 +31,7 @@ from acts_sql.engine.events import (
     RawCandidateData,
     UnconfirmedData,
 )
+from acts_sql.engine.evidence_rule import AGREEMENT
 from acts_sql.engine.fingerprint import ResultShape, result_shape
 from acts_sql.engine.groups_view import present_groups
 from acts_sql.engine.options import CorrectionOptions
@@ -221,19 +222,22 @@ class CandidateStage:
                 by_judge=False,
             )
 
-    def _grow_allowance(self, node_id: str, candidate: Candidate) -> None:
-        """A candidate with a new result that may still be accepted grows the scaled
-        allowance one round (`acts_sql.engine.scaled_budget`)."""
-        if candidate.group is None or candidate.verdict != "unjudged":
-            return
-        allowed = self.allowance.grow(self.book.groups[candidate.group].fingerprint)
-        if allowed is not None:
-            self.trace.emit(
-                BudgetScaledData(allowed_calls=allowed, candidate=candidate.id),
-                node=node_id,
-                summary=f"{candidate.id} returns a new result: the search may make "
-                f"{allowed} LLM calls in all",
-            )
+    def _grow_allowance(self, node_id: str) -> None:
+        """A result that may be accepted and that independent candidates now agree on grows
+        the scaled allowance one round (`acts_sql.engine.scaled_budget`)."""
+        for group in self.book.groups.values():
+            if group.votes < AGREEMENT or group.rejected_reason:
+                continue
+            if self.book.representative(group.id).verdict != "unjudged":
+                continue
+            allowed = self.allowance.grow(group.fingerprint)
+            if allowed is not None:
+                self.trace.emit(
+                    BudgetScaledData(allowed_calls=allowed, group=group.id, votes=group.votes),
+                    node=node_id,
+                    summary=f"{group.votes} candidates agree on {group.id}: the search may "
+                    f"make {allowed} LLM calls in all",
+                )
 
     def _register(self, node_id: str, entries: list[PoolEntry]) -> list[Candidate]:
         """Add a pool to the book; returns its candidates (repeats included), in order."""
@@ -254,11 +258,11 @@ class CandidateStage:
             if candidate.runs:
                 self._judge_on_arrival(candidate, shape)
             self._emit_candidate(node_id, candidate, entry.origin, duplicate=False)
-            self._grow_allowance(node_id, candidate)
             for _ in range(entry.votes - 1):
                 self.book.duplicates += 1
                 self._emit_candidate(node_id, candidate, entry.origin, duplicate=True)
             pool.append(candidate)
+        self._grow_allowance(node_id)
         return pool
 
     def _emit_candidate(

@@ -172,10 +172,14 @@ class EvidenceData(EventData):
 
 
 class BudgetScaledData(EventData):
-    """A new result that may be accepted: the search's scaled allowance grows one round."""
+    """The search's scaled allowance grows (`acts_sql.engine.scaled_budget`): independent
+    candidates came to agree on a result that may be accepted (`group`, `votes`), or ambiguity
+    detection gave readings to explore (`readings`)."""
 
     allowed_calls: int
-    candidate: str
+    group: str | None = None
+    votes: int | None = None
+    readings: int | None = None
 
 
 class UnconfirmedData(EventData):

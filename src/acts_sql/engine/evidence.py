@@ -20,6 +20,7 @@ candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from acts_sql.agent.single_call import raw_correction
@@ -119,7 +120,8 @@ class EvidenceStage:
         fails = not self.trust.generated and original is not None and not original.ok
         evidence = self._evidence(entries)
         scaling = scale(evidence, self.task.question, user_sql_fails=fails)
-        return self.allowance.start(scaling, {e.fingerprint for e in evidence if e.fingerprint})
+        votes = Counter(e.fingerprint for e in evidence if e.fingerprint)
+        return self.allowance.start(scaling, {f for f, n in votes.items() if n >= AGREEMENT})
 
     def _take_gathered(self) -> tuple[list[PoolEntry], list[PoolEntry]]:
         """The candidates the gate gathered and did not accept, once: they join the first pool."""

@@ -16,11 +16,18 @@ candidates decide how many LLM calls the search may still make (`scale`):
   them (readings, judging, backtracking): one plan round more (`ROUND_CALLS`).
 - **open**: no result may be accepted yet: one plan round more.
 
-While the search runs, each candidate that returns a *new* result that may be accepted
-grows the allowance by another round (`SearchAllowance.grow`): a search that keeps finding
-new evidence goes on, one that only repeats or fails stops. Nothing here passes the
-budget's limits, and a run whose user's SQL may not be accepted against (the gate's
-precondition: it runs and the issue is about speed) keeps the whole budget.
+While the search runs, two kinds of evidence grow the allowance. Ambiguity detection that
+gives k readings adds a pool and a judgement for each reading past the first (at most
+`MAX_EXTRA_READINGS` in a run): exploring readings is what the tree is for. And a result that
+may be accepted and that independent candidates come to
+agree on (its group reaches `AGREEMENT` votes for the first time, and the gate had not seen
+it agreed) grows the allowance by another round (`SearchAllowance.grow`), at most
+`MAX_GROWTH` times: agreement is evidence that the search converges, while a small model's
+stream of different one-off results is not (each grew the allowance in a first version, and
+one everyday case ran to the 40-call limit that way). A search that only repeats, fails or
+scatters stops. Nothing here passes the budget's limits, and a run whose user's SQL may not
+be accepted against (the gate's precondition: it runs and the issue is about speed) keeps
+the whole budget.
 """
 
 from __future__ import annotations
@@ -34,6 +41,10 @@ from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.evidence_rule import Evidence, anchors, usable
 from acts_sql.engine.result_checks import failed, shape_checks
 
+MAX_GROWTH = 2
+"""Rounds the search's new agreements may add to the allowance."""
+MAX_EXTRA_READINGS = 2
+"""Readings past the first that ambiguity detection may add to the allowance, per run."""
 ROUND_CALLS = 6
 """One plan round of the tree: the plan, ambiguity detection, a choice, a SQL-writing step,
 the judgement, one spare (a re-ask after invalid JSON)."""
@@ -82,15 +93,17 @@ class SearchAllowance:
 
     def __init__(self, budget: BudgetTracker) -> None:
         self._budget = budget
-        self._known: set[str] = set()
+        self._agreed: set[str] = set()
+        self._grown = 0
+        self._readings = 0
         self.active = False
 
-    def start(self, scaling: Scaling, known: set[str]) -> int:
-        """Set the allowance from the gate's level; `known`: the results the gate's candidates
-        return (the level counted them: they grow nothing when they join the first pool).
-        The calls the run may make in all."""
+    def start(self, scaling: Scaling, agreed: set[str]) -> int:
+        """Set the allowance from the gate's level; `agreed`: the results the gate's
+        candidates already agree on (the level counted them). The calls the run may make
+        in all."""
         self.active = True
-        self._known = set(known)
+        self._agreed = set(agreed)
         self._budget.allow(self._budget.llm_calls + scaling.more_calls, scaling.reason)
         return self._budget.call_limit
 
@@ -99,16 +112,33 @@ class SearchAllowance:
         self.active = False
 
     def grow(self, fingerprint: str) -> int | None:
-        """A result that may be accepted: one round more when it is new; the new total, or
-        None when the allowance is not active, the result is known, or the allowance is
-        already at the budget's limit."""
-        if not self.active or fingerprint in self._known:
+        """Independent candidates now agree on a result that may be accepted: one round more
+        the first time for that result, at most `MAX_GROWTH` rounds in all. The new total, or
+        None when nothing grew (not active, already agreed, grown enough, at the limit)."""
+        if not self.active or fingerprint in self._agreed or self._grown >= MAX_GROWTH:
             return None
-        self._known.add(fingerprint)
+        self._agreed.add(fingerprint)
         if self._budget.call_limit >= self._budget.budget.max_llm_calls:
             return None
+        self._grown += 1
         self._budget.allow(
             max(self._budget.call_limit, self._budget.llm_calls) + ROUND_CALLS,
-            "a new result may be accepted",
+            "candidates came to agree on a new result",
+        )
+        return self._budget.call_limit
+
+    def grow_readings(self, readings: int, calls_each: int) -> int | None:
+        """Ambiguity detection gave `readings` to explore: `calls_each` (a pool and its
+        judgement) for each one past the first (the round covers that one), at most
+        `MAX_EXTRA_READINGS` in a run. The new total, or None when nothing grew."""
+        extra = min(readings - 1, MAX_EXTRA_READINGS - self._readings)
+        if not self.active or extra <= 0:
+            return None
+        if self._budget.call_limit >= self._budget.budget.max_llm_calls:
+            return None
+        self._readings += extra
+        self._budget.allow(
+            max(self._budget.call_limit, self._budget.llm_calls) + extra * calls_each,
+            f"{readings} readings to explore",
         )
         return self._budget.call_limit

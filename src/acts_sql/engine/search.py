@@ -60,6 +60,7 @@ from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.events import (
     BacktrackData,
     BudgetExhaustedData,
+    BudgetScaledData,
     ChoiceData,
     ChoiceFailedData,
     ExpandedData,
@@ -458,6 +459,19 @@ class TreeSearch(EvidenceStage, CandidateStage):
         if added:
             self.trace.emit(
                 ExpandedData(children=added), node=node.id, summary=f"{len(added)} branch(es)"
+            )
+            self._allow_readings(node.id, len(added))
+
+    def _allow_readings(self, node_id: str, readings: int) -> None:
+        """Readings to explore grow the scaled allowance (`scaled_budget`): a pool and a
+        judgement for each one past the first."""
+        allowed = self.allowance.grow_readings(readings, self.pool.size + 1)
+        if allowed is not None:
+            self.trace.emit(
+                BudgetScaledData(allowed_calls=allowed, readings=readings),
+                node=node_id,
+                summary=f"{readings} readings to explore: the search may make {allowed} LLM "
+                "calls in all",
             )
 
     def _next_from(self, node: NodeState) -> str | None:
