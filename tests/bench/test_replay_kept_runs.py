@@ -27,7 +27,8 @@ Which tasks (one replay per task and run, the run's last record of it):
 The test skips when the BIRD-CRITIC data is absent, and the PostgreSQL half when
 ``ACTS_SQL_TEST_PG_URL`` is not set or its server does not work. Besides the assertion, it
 prints one line per run (tasks, acceptances, wrong ones, diverged replays, seconds): run it
-with ``-s`` to see them.
+with ``-s`` to see them. A second test checks the check: a replay made to accept the user's
+own SQL (which fails its task) is reported, with its run and task.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class Pick(NamedTuple):
 
 
 class Outcome(NamedTuple):
+    """A replayed pick: accepted or not, its verdict when accepted (None otherwise), whether
+    its LLM calls diverged from the recording, the engine's stop reason, the seconds taken."""
+
     pick: Pick
     accepted: bool
     status: str | None
