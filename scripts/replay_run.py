@@ -22,6 +22,10 @@ then no longer match their prompts), and counted apart in the summary.
 The scripted backend is named ``replay:<recorded LLM>``, so the defaults that
 depend on the backend (candidates per pool) are those of the recorded model.
 Seconds in the replay measure the engine, not the model.
+
+`replay_answer` replays one task in the calling process on a shared evaluator,
+writing and scoring nothing (tests/bench/test_replay_kept_runs.py replays the
+kept runs with it).
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ import logging
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from acts_sql.api import correct
+from acts_sql.bench.errors import EvaluatorSetupError
 from acts_sql.bench.loader import read_jsonl, read_trace, stored_trace
+from acts_sql.bench.models import ScoredTask
+from acts_sql.bench.prepare import open_agent_executor, prepare_database
 from acts_sql.bench.runner import (
     PREDICTIONS,
     RECORDS,
@@ -43,11 +51,13 @@ from acts_sql.bench.runner import (
     MethodSpec,
     run_bench,
 )
-from acts_sql.bench.scorer import EvalOptions
+from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
 from acts_sql.engine.events import EventKind
 from acts_sql.engine.options import CorrectionOptions
+from acts_sql.engine.result import CorrectionResult
+from acts_sql.llm.base import LLMBackend
 from acts_sql.llm.scripted import ScriptedBackend
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,17 +107,72 @@ def method_of(record: dict[str, Any], events: list[dict[str, Any]]) -> MethodSpe
     for switch in ("execution_tools", "ambiguity_detection"):
         if options.get(switch) is not None:
             fields[switch] = options[switch]
-    options = CorrectionOptions.of(
+    correction = CorrectionOptions.of(
         method=record["method"],
         candidates=record.get("candidates"),
         temperature=record.get("temperature"),
         **fields,
     )
-    return MethodSpec(llm=record.get("llm"), options=options)
+    return MethodSpec(llm=record.get("llm"), options=correction)
 
 
 def task_dir(set_name: str, instance_id: object) -> Path:
     return Path("tasks") / f"{set_name}-{instance_id}"
+
+
+def replay_backend(run: Path, record: dict[str, Any], events: list[dict[str, Any]]) -> LLMBackend:
+    """A scripted backend answering with the task's recorded replies, named
+    ``replay:<recorded LLM>`` so that the recorded model's defaults (candidates per pool)
+    hold in the replay too."""
+    backend = ScriptedBackend(recorded_script(events), source=f"{run}/{record['trace_file']}")
+    backend.name = f"replay:{record.get('llm') or 'unknown'}"
+    return backend
+
+
+class Answer(NamedTuple):
+    """A task replayed in this process: the engine's result and whether its LLM calls
+    differ from the recording's (`call_purposes`)."""
+
+    result: CorrectionResult
+    diverged: bool
+
+
+def replay_answer(
+    run: Path, record: dict[str, Any], item: ScoredTask, evaluator: Evaluator
+) -> Answer | None:
+    """One task of `run` replayed on a fresh database from `evaluator`'s servers, as `run_bench`
+    prepares it, writing nothing and scoring nothing (None: no trace to replay). Faster than
+    `replay_task` for many tasks: one evaluator serves them all, and the caller scores only
+    what it needs (`prediction_of`). EvaluatorSetupError when the task's dialect has no server."""
+    events = trace_events(run, record)
+    if not events:
+        return None
+    task = item.task
+    factory = evaluator.factory(task.dialect)
+    if factory is None:
+        raise EvaluatorSetupError(f"no {task.dialect} server to replay {task.instance_id} on")
+    prepared = prepare_database(factory, task, evaluator.options.now)
+    try:
+        executor = open_agent_executor(prepared.url)
+        try:
+            result = correct(
+                executor,
+                task.query,
+                ";\n".join(task.issue_sql) or None,
+                llm=replay_backend(run, record, events),
+                options=method_of(record, events).options,
+            )
+        finally:
+            executor.close()
+    finally:
+        prepared.drop()
+    replayed = [event.model_dump(mode="json") for event in result.trace]
+    return Answer(result, call_purposes(replayed) != call_purposes(events))
+
+
+def prediction_of(result: CorrectionResult) -> list[str]:
+    """The statements a benchmark record gives as the prediction (as `run_bench` does)."""
+    return list(result.statements) or ([result.sql] if result.sql.strip() else [])
 
 
 def replay_task(
@@ -120,20 +185,16 @@ def replay_task(
     if not events:
         return None, True
     where = task_dir(record["set"], record["instance_id"])
-    spec = method_of(record, events)
-    backend = ScriptedBackend(recorded_script(events), source=f"{run}/{record['trace_file']}")
-    # named after the recorded model, so that its defaults (candidates per pool) hold here too
-    backend.name = f"replay:{record.get('llm') or 'unknown'}"
     run_bench(
         BenchRequest(
             tasks=data / "tasks",
             gt=data / "dev",
             out=out / where,
-            method=spec,
+            method=method_of(record, events),
             filter=TaskFilter(ids=[f"{record['set']}/{record['instance_id']}"]),
             options=options,
         ),
-        backend=backend,
+        backend=replay_backend(run, record, events),
     )
     done = load_records(out / where)
     if not done:
