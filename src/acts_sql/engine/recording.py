@@ -191,6 +191,9 @@ class TracedLLM:
             extra["decoder"] = usage.decoder
         if usage.steered:
             extra["steered"] = usage.steered
+        if usage.constrained:
+            extra["constrained"] = True
+            extra["refused_tokens"] = usage.refused_tokens
         if request.temperature > 0:
             extra["temperature"] = request.temperature
         if ahead is not None:
