@@ -281,3 +281,13 @@ def test_a_json_sql_field_is_constrained_with_escapes_resolved() -> None:
     assert not guard.allows_text(before, before + 'ae\\" = 1')
     assert not guard.allows_text('{"sql": "SELECT name FROM usr', '{"sql": "SELECT name FROM usr"')
     assert guard.allows_text('{"sql": "SELECT 1", "why": "', '{"sql": "SELECT 1", "why": "usr')
+
+
+def test_the_cache_key_covers_the_names_for_a_local_backend_only() -> None:
+    from acts_sql.llm.base import LLMRequest, Message, SqlNames
+    from acts_sql.llm.cache import request_key
+
+    free = LLMRequest(purpose="correct", messages=[Message(role="user", content="x")])
+    held = free.model_copy(update={"sql_names": SqlNames(names=["users"])})
+    assert request_key("local:qwen", free) != request_key("local:qwen", held)
+    assert request_key("openai:gpt", free) == request_key("openai:gpt", held)

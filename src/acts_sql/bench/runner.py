@@ -75,6 +75,8 @@ class MethodSpec(BaseModel):
             name += "-no-ambiguity"
         if not self.options.evidence_gate:
             name += "-no-evidence"
+        if not self.options.schema_constraint:
+            name += "-free-names"
         return name
 
 

@@ -51,6 +51,7 @@ from acts_sql.cli.options import (
     NoAmbiguity,
     NoEvidenceGate,
     NoExecutionTools,
+    NoSchemaConstraint,
     correction_options,
 )
 from acts_sql.engine.budget import (
@@ -310,6 +311,7 @@ def bench_bird_critic(
     no_execution_tools: NoExecutionTools = False,
     no_ambiguity: NoAmbiguity = False,
     no_evidence_gate: NoEvidenceGate = False,
+    no_schema_constraint: NoSchemaConstraint = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,

@@ -33,6 +33,7 @@ from acts_sql.cli.options import (
     Llm,
     MaxLlmCalls,
     MaxSeconds,
+    NoSchemaConstraint,
     correction_options,
 )
 from acts_sql.engine.budget import DEFAULT_MAX_LLM_CALLS, DEFAULT_MAX_SECONDS
@@ -70,6 +71,7 @@ def bench_everyday(
     max_seconds: MaxSeconds = DEFAULT_MAX_SECONDS,
     candidates: BenchCandidates = None,
     temperature: BenchTemperature = None,
+    no_schema_constraint: NoSchemaConstraint = False,
 ) -> None:
     """Correct 38 everyday SQL mistakes (SQLite, DuckDB, PostgreSQL) with each method.
 

@@ -22,6 +22,7 @@ SWITCHES = {
     "no_execution_tools": "execution_tools",
     "no_ambiguity": "ambiguity_detection",
     "no_evidence_gate": "evidence_gate",
+    "no_schema_constraint": "schema_constraint",
 }
 """The ablation flags, and the option each one turns off; the other flags are named as the
 `CorrectionOptions` field or `Budget` limit they set."""
@@ -66,6 +67,14 @@ NoEvidenceGate = Annotated[
         "--no-evidence-gate",
         help="acts/linear: always run the search, even when the first independent "
         "candidates agree (the evidence gate accepts them without a plan)",
+    ),
+]
+NoSchemaConstraint = Annotated[
+    bool,
+    typer.Option(
+        "--no-schema-constraint",
+        help="a local model writes SQL freely (by default its identifiers are held to the "
+        "schema's names and the aliases its SQL defines)",
     ),
 ]
 MaxLlmCalls = Annotated[int, typer.Option(help="budget per correction: LLM calls")]

@@ -78,6 +78,10 @@ class CorrectionOptions(BaseModel):
     """acts/linear: before the plan, accept a result that independent candidates (the raw
     rewrite, the rule chain's repair, up to two raw samples) agree on and that the result
     checks let stand (`acts_sql.engine.evidence`); False: the search always runs."""
+    schema_constraint: bool = True
+    """Requests that write SQL carry the schema's table and column names; a local model
+    then writes only identifiers that can become one of them or an alias the statement
+    defines (`acts_sql.llm.local.constraint`). False: nothing is constrained."""
     expect_same_rows: bool | None = None
     """True: the issue is about speed and the same rows are expected (a candidate that
     returns the user's rows may be accepted). None: decide from the issue's words."""
