@@ -291,3 +291,58 @@ def test_the_cache_key_covers_the_names_for_a_local_backend_only() -> None:
     held = free.model_copy(update={"sql_names": SqlNames(names=["users"])})
     assert request_key("local:qwen", free) != request_key("local:qwen", held)
     assert request_key("openai:gpt", free) == request_key("openai:gpt", held)
+
+
+# -- the real model (slow) --------------------------------------------------------------
+
+SLOW_SCHEMA = ["users", "id", "name", "age", "orders", "user_id", "amount"]
+
+
+def _real_request(sql: str, names: list[str] | None) -> Any:
+    from acts_sql.llm.base import LLMRequest, Message, SqlNames
+
+    return LLMRequest(
+        purpose="correct",
+        messages=[
+            Message(
+                role="user",
+                content="Tables: users(id, name, age), orders(id, user_id, amount).\n"
+                f"Repeat this SQLite query exactly, in one ```sql block:\n{sql}",
+            )
+        ],
+        max_tokens=80,
+        sql_names=SqlNames(names=names) if names is not None else None,
+    )
+
+
+def _real_model_ready() -> bool:
+    from acts_sql.llm.local import llama_cpp_available
+    from acts_sql.llm.models import model_available
+
+    return llama_cpp_available() and model_available("qwen2.5-coder-0.5b", search_paths=None)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not _real_model_ready(), reason="needs llama-cpp-python and the 0.5B model")
+def test_the_real_model_writes_the_same_valid_sql_and_cannot_write_a_wrong_name() -> None:
+    from acts_sql.llm.local import LocalBackend
+
+    backend = LocalBackend("qwen2.5-coder-0.5b", prompt_lookup=True)
+    valid = (
+        "SELECT u.name, SUM(o.amount) AS total FROM users u "
+        "JOIN orders o ON o.user_id = u.id GROUP BY u.name"
+    )
+    free = backend.complete(_real_request(valid, None))
+    backend.reset_prompt_cache()
+    held = backend.complete(_real_request(valid, SLOW_SCHEMA))
+    assert valid in free.text
+    assert held.text == free.text
+    assert held.usage.constrained and held.usage.refused_tokens == 0
+    wrong = "SELECT name FROM users WHERE agee > 30"
+    backend.reset_prompt_cache()
+    free = backend.complete(_real_request(wrong, None))
+    backend.reset_prompt_cache()
+    held = backend.complete(_real_request(wrong, SLOW_SCHEMA))
+    assert "agee" in free.text
+    assert "agee" not in held.text and held.usage.refused_tokens >= 1
