@@ -16,7 +16,10 @@ request, then decodes it one of three ways:
 
 The project's decoder also honours the request's ``avoid``: a reply whose SQL
 repeats one the run dropped is forked away from it
-(:mod:`~acts_sql.llm.local.steering`).
+(:mod:`~acts_sql.llm.local.steering`); and its ``sql_names``: the reply's SQL may
+only name the schema's tables and columns and its own aliases
+(:mod:`~acts_sql.llm.local.constraint`; such a greedy request goes to the
+project's decoder even without prompt lookup).
 
 Both write greedy tokens by the same rules. With llama.cpp built without
 llamafile's kernels (what `scripts/demo.sh` installs) a position's logits in a
@@ -104,7 +107,8 @@ class CallStats:
     ``deadline`` (the request's ``timeout_s`` passed: a partial reply)."""
     threads: int
     decoder: str = "llama-cpp-python"
-    """``llama-cpp-python`` (its own loop), ``lookup`` (the project's, with prompt lookup)
+    """``llama-cpp-python`` (its own loop), ``lookup`` (the project's, with prompt lookup),
+    ``greedy`` (the project's, without it: a request with ``sql_names`` when lookup is off)
     or ``sampler`` (the project's, drawing at the request's temperature)."""
     drafted_tokens: int = 0
     accepted_tokens: int = 0
