@@ -77,6 +77,8 @@ class MethodSpec(BaseModel):
             name += "-no-evidence"
         if not self.options.scaled_budget:
             name += "-full-budget"
+        if not self.options.schema_constraint:
+            name += "-free-names"
         return name
 
 

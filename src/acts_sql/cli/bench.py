@@ -53,6 +53,7 @@ from acts_sql.cli.options import (
     NoEvidenceGate,
     NoExecutionTools,
     NoScaledBudget,
+    NoSchemaConstraint,
     correction_options,
     llm_overrides,
 )
@@ -315,6 +316,7 @@ def bench_bird_critic(
     no_ambiguity: NoAmbiguity = False,
     no_evidence_gate: NoEvidenceGate = False,
     no_scaled_budget: NoScaledBudget = False,
+    no_schema_constraint: NoSchemaConstraint = False,
     max_llm_calls: MaxLlmCalls = DEFAULT_MAX_LLM_CALLS,
     max_nodes: MaxNodes = DEFAULT_MAX_NODES,
     max_depth: MaxDepth = DEFAULT_MAX_DEPTH,

@@ -36,6 +36,7 @@ from acts_sql.cli.options import (
     MaxSeconds,
     NoEvidenceGate,
     NoScaledBudget,
+    NoSchemaConstraint,
     correction_options,
     llm_overrides,
 )
@@ -77,6 +78,7 @@ def bench_everyday(
     temperature: BenchTemperature = None,
     no_evidence_gate: NoEvidenceGate = False,
     no_scaled_budget: NoScaledBudget = False,
+    no_schema_constraint: NoSchemaConstraint = False,
 ) -> None:
     """Correct 38 everyday SQL mistakes (SQLite, DuckDB, PostgreSQL) with each method.
 

@@ -23,6 +23,7 @@ SWITCHES = {
     "no_ambiguity": "ambiguity_detection",
     "no_evidence_gate": "evidence_gate",
     "no_scaled_budget": "scaled_budget",
+    "no_schema_constraint": "schema_constraint",
 }
 """The ablation flags, and the option each one turns off; the other flags are named as the
 `CorrectionOptions` field or `Budget` limit they set."""
@@ -91,6 +92,14 @@ NoScaledBudget = Annotated[
         "--no-scaled-budget",
         help="acts/linear: let the search spend up to the budget's limits (by default, what "
         "the evidence gate leaves undecided gets the calls its candidates say it can use)",
+    ),
+]
+NoSchemaConstraint = Annotated[
+    bool,
+    typer.Option(
+        "--no-schema-constraint",
+        help="a local model writes SQL freely (by default its identifiers are held to the "
+        "schema's names and the aliases its SQL defines)",
     ),
 ]
 MaxLlmCalls = Annotated[int, typer.Option(help="budget per correction: LLM calls")]

@@ -239,6 +239,10 @@ class LlmCallData(EventData):
     stopped_by: str | None = None
     decoder: str | None = None
     steered: int = 0
+    constrained: bool = False
+    """The local model's SQL was held to the schema's names (`sql_names`)."""
+    refused_tokens: int = 0
+    """Tokens the name constraint refused in this call."""
     temperature: float = 0.0
     sent_ahead: bool = False
 

@@ -81,9 +81,13 @@ class CorrectionOptions(BaseModel):
     scaled_budget: bool = True
     """acts/linear: when the evidence gate accepts nothing, its candidates scale the calls
     the search may still make (one line of evidence and nothing against it: stop; otherwise
-    one plan round, and one more for each new result that may be accepted;
+    one plan round, grown by readings to explore and by new agreement;
     `acts_sql.engine.scaled_budget`), never past the budget's limits. False: the search may
     spend up to the limits."""
+    schema_constraint: bool = True
+    """Requests that write SQL carry the schema's table and column names; a local model
+    then writes only identifiers that can become one of them or an alias the statement
+    defines (`acts_sql.llm.local.constraint`). False: nothing is constrained."""
     expect_same_rows: bool | None = None
     """True: the issue is about speed and the same rows are expected (a candidate that
     returns the user's rows may be accepted). None: decide from the issue's words."""

@@ -56,7 +56,7 @@ from acts_sql.engine.events import LlmCallData, StatementData
 from acts_sql.engine.prefetch import Prefetcher
 from acts_sql.engine.trace import Trace
 from acts_sql.errors import ActsSqlError, LLMDeadlineError, LLMUnavailableError
-from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Usage
+from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, SqlNames, Usage
 from acts_sql.sql.query_text import split_statements
 
 FINISH_RESERVE_SECONDS = 1.0
@@ -123,6 +123,7 @@ class TracedLLM:
         ledger: UsageLedger,
         node: str | None = None,
         ahead: Prefetcher | None = None,
+        sql_names: SqlNames | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -131,6 +132,21 @@ class TracedLLM:
         self._ledger = ledger
         self._node = node
         self._ahead = ahead
+        self.sql_names = sql_names
+        """The schema's names, given to every request that writes SQL (a local backend
+        then holds the SQL to them); None: no request carries them."""
+
+    def constrained(self, request: LLMRequest) -> LLMRequest:
+        """`request` with the run's `sql_names` when it writes SQL: a text reply of the
+        ``correct`` purpose (its ```sql blocks), or a JSON reply with a ``sql`` field."""
+        if self.sql_names is None or request.sql_names is not None:
+            return request
+        schema = request.json_schema
+        if schema is None and request.purpose != "correct":
+            return request
+        if schema is not None and "sql" not in (schema.get("properties") or {}):
+            return request
+        return request.model_copy(update={"sql_names": self.sql_names})
 
     @property
     def budget(self) -> BudgetTracker:
@@ -138,7 +154,9 @@ class TracedLLM:
         return self._budget
 
     def for_node(self, node: str | None) -> TracedLLM:
-        return TracedLLM(self.inner, self._trace, self._budget, self._ledger, node, self._ahead)
+        return TracedLLM(
+            self.inner, self._trace, self._budget, self._ledger, node, self._ahead, self.sql_names
+        )
 
     @property
     def parallel(self) -> int:
@@ -155,7 +173,8 @@ class TracedLLM:
         if room <= 0 or left <= FINISH_RESERVE_SECONDS:
             return
         timed = [
-            r.model_copy(update={"timeout_s": min(left, r.timeout_s or left)}) for r in requests
+            self.constrained(r).model_copy(update={"timeout_s": min(left, r.timeout_s or left)})
+            for r in requests
         ]
         self._ahead.send(timed, room)
 
@@ -164,7 +183,7 @@ class TracedLLM:
         left = self._budget.time_left(FINISH_RESERVE_SECONDS) - FINISH_RESERVE_SECONDS
         by_run = request.timeout_s is None or left < request.timeout_s
         timeout = left if by_run else request.timeout_s
-        request = request.model_copy(update={"timeout_s": timeout})
+        request = self.constrained(request).model_copy(update={"timeout_s": timeout})
         try:
             ahead = self._ahead.take(request) if self._ahead is not None else None
             response = ahead if ahead is not None else self.inner.complete(request)
@@ -190,6 +209,9 @@ class TracedLLM:
             extra["decoder"] = usage.decoder
         if usage.steered:
             extra["steered"] = usage.steered
+        if usage.constrained:
+            extra["constrained"] = True
+            extra["refused_tokens"] = usage.refused_tokens
         if request.temperature > 0:
             extra["temperature"] = request.temperature
         if ahead is not None:

@@ -29,7 +29,7 @@ from acts_sql.engine.trace import Listener, Trace
 from acts_sql.engine.translation import in_task_language
 from acts_sql.engine.trust import TrustContext, expects_same_rows
 from acts_sql.errors import LLMError, LLMUnavailableError
-from acts_sql.llm.base import LLMBackend
+from acts_sql.llm.base import LLMBackend, SqlNames
 from acts_sql.prompts.context import TaskContext, language_brief
 from acts_sql.sql.query_text import split_statements
 from acts_sql.sql.schema_facts import SchemaFacts
@@ -75,19 +75,19 @@ def _run(
     trace = Trace(listeners)
     budget = BudgetTracker(options.budget)
     ledger = UsageLedger()
-    traced_llm = TracedLLM(llm, trace, budget, ledger, ahead=ahead)
-    dialect = executor.dialect
     trace.emit(
         RunStartedData(
             method=options.method.value,
-            dialect=dialect,
+            dialect=executor.dialect,
             question=question,
             sql=sql,
             options=options.model_dump(mode="json"),
         ),
-        summary=f"{options.method.value} on {dialect}",
+        summary=f"{options.method.value} on {executor.dialect}",
     )
     task = _task(executor, question, sql, options)
+    names = constraint_names(task, options)
+    traced_llm = TracedLLM(llm, trace, budget, ledger, ahead=ahead, sql_names=names)
     pool = _pool(options, llm, task)
     generated = not (sql or "").strip()
     try:
@@ -146,6 +146,18 @@ def _task(
         language=language,
         tool_list=tool_list(),
     )
+
+
+def constraint_names(task: TaskContext, options: CorrectionOptions) -> SqlNames | None:
+    """The names SQL-writing requests carry (`CorrectionOptions.schema_constraint`): every
+    table and column, and each part of a qualified table name; None when the option is
+    off, the schema is unknown or the task's language is not SQL."""
+    if not options.schema_constraint or task.language is not None or not task.schema_names:
+        return None
+    names: set[str] = set()
+    for table, columns in task.schema_names.items():
+        names.update([table, *table.split("."), *columns])
+    return SqlNames(names=sorted(names))
 
 
 def _pool(options: CorrectionOptions, llm: LLMBackend, task: TaskContext) -> PoolSettings:

@@ -24,6 +24,19 @@ class AvoidValues(BaseModel):
     values: list[str] = Field(default_factory=list)
 
 
+class SqlNames(BaseModel):
+    """The names SQL in the reply may use: the schema's tables and columns.
+
+    A backend that can constrain its decoding to them does (the local one:
+    `acts_sql.llm.local.constraint`; aliases the SQL defines are allowed too); the
+    others ignore it. The SQL is in ```sql blocks of a text reply, or in the string
+    fields `json_fields` of a JSON reply (a request with a ``json_schema``).
+    """
+
+    names: list[str] = Field(default_factory=list)
+    json_fields: list[str] = Field(default_factory=lambda: ["sql"])
+
+
 class LLMRequest(BaseModel):
     """One call. `purpose` says why (plan, judge, ...); every request has one."""
 
@@ -36,6 +49,7 @@ class LLMRequest(BaseModel):
     sample is reproducible); None: the backend's own."""
     max_tokens: int = 1024
     avoid: AvoidValues | None = None
+    sql_names: SqlNames | None = None
     timeout_s: float | None = None
     """Seconds this call may take at most; None: no limit. The engine sets it to
     what is left of the run's wall time. Not part of what the request asks for:
@@ -61,6 +75,10 @@ class Usage(BaseModel):
     steered: int = 0
     """Times the backend turned the reply away from a value of the request's ``avoid``
     (its tokens up to there count in ``completion_tokens``)."""
+    constrained: bool = False
+    """True when the backend held the reply's SQL to the request's ``sql_names``."""
+    refused_tokens: int = 0
+    """Tokens the name constraint refused (each replaced by the best allowed one)."""
 
 
 class LLMResponse(BaseModel):

@@ -70,7 +70,16 @@ def _canonical_request(backend_name: str, request: LLMRequest) -> dict[str, Any]
         "max_tokens": request.max_tokens,
         **({"seed": request.seed} if request.seed is not None else {}),
         **({"avoid": request.avoid.model_dump()} if request.avoid and request.avoid.values else {}),
+        **_constraint_key(backend_name, request),
     }
+
+
+def _constraint_key(backend_name: str, request: LLMRequest) -> dict[str, Any]:
+    """The request's ``sql_names``, for a local backend only (the others ignore them, and
+    their recorded replies stay valid)."""
+    if request.sql_names is None or not backend_name.startswith("local:"):
+        return {}
+    return {"sql_names": request.sql_names.model_dump()}
 
 
 def _canonical_json(value: Any) -> str:

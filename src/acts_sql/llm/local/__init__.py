@@ -11,6 +11,8 @@ package does not import llama-cpp-python. The modules:
 ``lookup``       prompt lookup on token lists: drafter, acceptance, draft length
 ``sampling``     drawing at a temperature: llama.cpp's chain on the top tokens
 ``grammar``      decoding under a JSON grammar, the chosen token checked first
+``sqlnames``     which identifiers a growing SQL text may hold (the schema's, aliases)
+``constraint``   schema-constrained SQL: the guard, its greedy and sampling choosers
 ``guards``       stopping early: verbatim loops, the call's deadline
 ``prompt_eval``  the reused KV prefix; prompt batches that stop at a deadline
 ``threads``      how many threads, without polling the system on every call

@@ -274,6 +274,8 @@ class LocalBackend:
             stopped_by=stats.stopped_by,
             decoder=stats.decoder,
             steered=stats.steered,
+            constrained=stats.constrained,
+            refused_tokens=stats.refused_tokens,
         )
         return LLMResponse(text=text, usage=usage)
 

@@ -16,7 +16,10 @@ request, then decodes it one of three ways:
 
 The project's decoder also honours the request's ``avoid``: a reply whose SQL
 repeats one the run dropped is forked away from it
-(:mod:`~acts_sql.llm.local.steering`).
+(:mod:`~acts_sql.llm.local.steering`); and its ``sql_names``: the reply's SQL may
+only name the schema's tables and columns and its own aliases
+(:mod:`~acts_sql.llm.local.constraint`; such a greedy request goes to the
+project's decoder even without prompt lookup).
 
 Both write greedy tokens by the same rules. With llama.cpp built without
 llamafile's kernels (what `scripts/demo.sh` installs) a position's logits in a
@@ -34,18 +37,20 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from acts_sql.errors import LLMError
 from acts_sql.llm.base import LLMRequest
+from acts_sql.llm.local.constraint import ConstrainedGreedy, ConstrainedSample, NameGuard
 from acts_sql.llm.local.decoder import Argmax, DecodeStats, Transcript, decode_greedy
 from acts_sql.llm.local.grammar import GrammarCache
 from acts_sql.llm.local.guards import DeadlineGuard, RepetitionGuard, Stops
 from acts_sql.llm.local.lookup import DraftGate, DraftLength, NgramDrafter
 from acts_sql.llm.local.prompt_eval import PromptDeadline, deadline_error, reused_prefix
 from acts_sql.llm.local.sampling import SampleChooser
+from acts_sql.llm.local.sqlnames import NameRules
 from acts_sql.llm.local.steering import RecordingChooser, Steering, ValueWatch, fork_point
 from acts_sql.llm.local.threads import ThreadGovernor
 
@@ -102,7 +107,8 @@ class CallStats:
     ``deadline`` (the request's ``timeout_s`` passed: a partial reply)."""
     threads: int
     decoder: str = "llama-cpp-python"
-    """``llama-cpp-python`` (its own loop), ``lookup`` (the project's, with prompt lookup)
+    """``llama-cpp-python`` (its own loop), ``lookup`` (the project's, with prompt lookup),
+    ``greedy`` (the project's, without it: a request with ``sql_names`` when lookup is off)
     or ``sampler`` (the project's, drawing at the request's temperature)."""
     drafted_tokens: int = 0
     accepted_tokens: int = 0
@@ -111,6 +117,10 @@ class CallStats:
     """Model evaluations while writing (the project's decoder only)."""
     steered: int = 0
     """Times the reply was turned away from a value it must not repeat (`.steering`)."""
+    constrained: bool = False
+    """The reply's SQL was held to the request's ``sql_names`` (`.constraint`)."""
+    refused_tokens: int = 0
+    """Tokens the name constraint refused."""
 
 
 @dataclass
@@ -130,6 +140,8 @@ class _Call:
     deadline: float | None
     started: float
     threads: int
+    names: NameRules | None = None
+    guards: list[NameGuard] = field(default_factory=list)
 
 
 @dataclass
@@ -251,8 +263,8 @@ class LoadedModel:
         self.set_threads(threads)
         call = self._prepare(request, name, n_ctx, max_tokens, deadline, started, threads)
         try:
-            if lookup and request.temperature == 0:
-                written = self._run_lookup(call, adapt_threads)
+            if request.temperature == 0 and (lookup or call.names is not None):
+                written = self._run_lookup(call, adapt_threads, drafting=lookup)
             elif sampler and request.temperature > 0:
                 written = self._run_sampled(call, seed, adapt_threads)
             else:
@@ -327,6 +339,7 @@ class LoadedModel:
             deadline=deadline,
             started=started,
             threads=threads,
+            names=NameRules(request.sql_names.names) if request.sql_names else None,
         )
 
     def _run_stock(self, call: _Call, seed: int) -> _Written:
@@ -362,17 +375,21 @@ class LoadedModel:
             self.governor.step(1, written.generation_seconds / written.completion_tokens)
         return written
 
-    def _run_lookup(self, call: _Call, adapt_threads: bool) -> _Written:
-        """The project's greedy decoder with prompt lookup."""
+    def _run_lookup(self, call: _Call, adapt_threads: bool, drafting: bool = True) -> _Written:
+        """The project's greedy decoder, with prompt lookup when `drafting`."""
         engine = self.engine()
 
         def chooser(attempt: int) -> Any:
-            return engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
+            inner = engine.greedy_grammar(call.grammar) if call.grammar is not None else Argmax()
+            guard = _guard(call, engine)
+            return inner if guard is None else ConstrainedGreedy(inner, guard)
 
         def drafter() -> NgramDrafter:
             return NgramDrafter(call.prompt)
 
-        return self._run_project(call, engine, chooser, drafter, adapt_threads, "lookup")
+        make_drafter = drafter if drafting else None
+        label = "lookup" if drafting else "greedy"
+        return self._run_project(call, engine, chooser, make_drafter, adapt_threads, label)
 
     def _run_sampled(self, call: _Call, seed: int, adapt_threads: bool) -> _Written:
         """The project's decoder, drawing each token at the request's temperature."""
@@ -380,7 +397,11 @@ class LoadedModel:
 
         def chooser(attempt: int) -> Any:
             grammar = engine.grammar_check(call.grammar) if call.grammar is not None else None
-            return SampleChooser(call.request.temperature, seed + attempt * FORK_SEED_STEP, grammar)
+            inner = SampleChooser(
+                call.request.temperature, seed + attempt * FORK_SEED_STEP, grammar
+            )
+            guard = _guard(call, engine)
+            return inner if guard is None else ConstrainedSample(inner, guard)
 
         return self._run_project(call, engine, chooser, None, adapt_threads, "sampler")
 
@@ -499,7 +520,20 @@ class LoadedModel:
             accepted_tokens=decode.accepted if decode else 0,
             decode_steps=decode.steps if decode else 0,
             steered=written.steered,
+            constrained=call.names is not None and bool(call.guards),
+            refused_tokens=sum(guard.refused for guard in call.guards),
         )
+
+
+def _guard(call: _Call, engine: Any) -> NameGuard | None:
+    """A new name guard for one attempt at `call`'s reply (None: not constrained)."""
+    if call.names is None:
+        return None
+    sql_names = call.request.sql_names
+    fields = sql_names.json_fields if sql_names and call.request.json_schema else None
+    guard = NameGuard(call.names, engine.piece, fields)
+    call.guards.append(guard)
+    return guard
 
 
 def _fork(

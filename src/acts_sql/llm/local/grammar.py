@@ -151,5 +151,9 @@ class GreedyGrammarSampler:
     def allows(self, token: int, logit: float) -> bool:
         return self._check.allows(token, logit)
 
+    def masked(self, logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The row with -inf for every token the grammar refuses."""
+        return self._check.masked(logits)
+
     def close(self) -> None:
         self._check.close()

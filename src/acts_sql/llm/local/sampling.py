@@ -113,12 +113,12 @@ class SampleChooser:
 
     def choose(self, logits: npt.NDArray[np.float32], best: int | None = None) -> int:
         """A token drawn from `logits` (`best`, the greedy token, is not needed here)."""
-        token = self._draw(logits)
+        token = self.draw(logits)
         grammar = self.grammar
         if grammar is not None:
             if not grammar.allows(token, float(logits[token])):
                 self.rejected += 1
-                token = self._draw(grammar.masked(logits))
+                token = self.draw(grammar.masked(logits))
             grammar.accept(token)
         return token
 
@@ -130,9 +130,14 @@ class SampleChooser:
     def allows(self, token: int, logit: float) -> bool:
         return self.grammar is None or self.grammar.allows(token, logit)
 
-    def _draw(self, logits: npt.NDArray[Any]) -> int:
+    def draw(self, logits: npt.NDArray[Any]) -> int:
+        """A token drawn from the chain's truncation of `logits` (no grammar check)."""
+        ids, probs = truncate(logits, self.temperature, self.chain)
+        return self.draw_among(ids, probs)
+
+    def draw_among(self, ids: npt.NDArray[Any], probs: npt.NDArray[np.float64]) -> int:
+        """One of `ids`, drawn with the probabilities `probs` (adding up to 1)."""
         import numpy as np
 
-        ids, probs = truncate(logits, self.temperature, self.chain)
         index = int(np.searchsorted(np.cumsum(probs), self._random.random(), side="right"))
         return int(ids[min(index, ids.size - 1)])
