@@ -15,6 +15,7 @@ from rich.console import Console
 from acts_sql import correct
 from acts_sql.cli.render import progress_printer, show_result
 from acts_sql.demo import demo_db_path, get_task
+from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from support import scripted
 from viewer.pools import JUDGE_REASON, pool_result, room_query
@@ -166,7 +167,13 @@ def replanned_run(out: Console) -> CorrectionResult:
         }
     )
     return correct(
-        str(demo_db_path()), task.question, task.sql, llm=llm, on_event=progress_printer(out)
+        str(demo_db_path()),
+        task.question,
+        task.sql,
+        llm=llm,
+        on_event=progress_printer(out),
+        # the replan is what is rendered: the whole budget (the scaled one ends before it)
+        options=CorrectionOptions(scaled_budget=False),
     )
 
 
