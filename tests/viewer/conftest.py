@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acts_sql import correct
+from acts_sql import CorrectionOptions, correct
 from acts_sql.demo import demo_db_path, get_task
 from acts_sql.engine.result import CorrectionResult
 from support import demo_script, judge_story, scripted
@@ -95,4 +95,8 @@ def replanned_result() -> CorrectionResult:
             {"reason": "intersecting ranges", "verdict": "accept", "group": None},
         ],
     }
-    return correct(str(demo_db_path()), task.question, task.sql, llm=scripted(script))
+    # the re-plan is what is drawn: the whole budget (the scaled one ends before it)
+    options = CorrectionOptions(scaled_budget=False)
+    return correct(
+        str(demo_db_path()), task.question, task.sql, llm=scripted(script), options=options
+    )
