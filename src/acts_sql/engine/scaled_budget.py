@@ -23,11 +23,10 @@ may be accepted and that independent candidates come to
 agree on (its group reaches `AGREEMENT` votes for the first time, and the gate had not seen
 it agreed) grows the allowance by another round (`SearchAllowance.grow`), at most
 `MAX_GROWTH` times: agreement is evidence that the search converges, while a small model's
-stream of different one-off results is not (each grew the allowance in a first version, and
-one everyday case ran to the 40-call limit that way). A search that only repeats, fails or
-scatters stops. Nothing here passes the budget's limits, and a run whose user's SQL may not
-be accepted against (the gate's precondition: it runs and the issue is about speed) keeps
-the whole budget.
+stream of different one-off results is not (docs/BENCHMARKS.md, "Everyday errors"). A search
+that only repeats, fails or scatters stops. Nothing here passes the budget's limits, and a
+run whose user's SQL may not be accepted against (the gate's precondition: it runs and the
+issue is about speed) keeps the whole budget.
 """
 
 from __future__ import annotations
