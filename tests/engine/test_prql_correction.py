@@ -58,6 +58,13 @@ def accept(reason: str = "it does what the issue asks") -> dict:
     return {"reason": reason, "verdict": "accept", "group": "A", "backtrack_to": None}
 
 
+def correct_typo_by_tree(logs_db, llm):
+    """The typo corrected with the whole budget: the tree (plan, tools, judge) is under test,
+    so no scaled budget may stop at the lone raw rewrite."""
+    options = CorrectionOptions(scaled_budget=False)
+    return correct(logs_db, QUESTION, TYPO, language="prql", llm=llm, options=options)
+
+
 def rows(result) -> set[tuple]:
     return {tuple(r) for r in result.result.rows}
 
@@ -71,15 +78,7 @@ def test_an_unknown_transform_is_corrected_from_the_compilers_error(logs_db):
             "judge": [accept()],
         }
     )
-    # the tree is under test: no scaled budget stopping at the lone raw rewrite
-    result = correct(
-        logs_db,
-        QUESTION,
-        TYPO,
-        language="prql",
-        llm=llm,
-        options=CorrectionOptions(scaled_budget=False),
-    )
+    result = correct_typo_by_tree(logs_db, llm)
 
     assert result.accepted is True
     assert result.sql == RIGHT  # the answer is PRQL, as the model wrote it
@@ -110,15 +109,7 @@ def test_a_candidate_that_does_not_compile_is_repaired_by_a_step_told_the_error(
             "judge": [accept()],
         }
     )
-    # the tree is under test: no scaled budget stopping at the lone raw rewrite
-    result = correct(
-        logs_db,
-        QUESTION,
-        TYPO,
-        language="prql",
-        llm=llm,
-        options=CorrectionOptions(scaled_budget=False),
-    )
+    result = correct_typo_by_tree(logs_db, llm)
 
     assert result.accepted is True and rows(result) == RIGHT_ROWS
     [fix] = [e for e in result.trace if e.kind == "fix_inserted"]
@@ -227,15 +218,7 @@ def test_a_plan_naming_split_fix_syntax_is_refused_for_prql(logs_db):
             "judge": [accept()],
         }
     )
-    # the plan check is under test: no scaled budget stopping at the lone raw rewrite
-    result = correct(
-        logs_db,
-        QUESTION,
-        TYPO,
-        language="prql",
-        llm=llm,
-        options=CorrectionOptions(scaled_budget=False),
-    )
+    result = correct_typo_by_tree(logs_db, llm)
 
     assert result.accepted is True
     [event] = [e for e in result.trace if e.kind == "plan"]
