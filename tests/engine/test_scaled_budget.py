@@ -18,7 +18,7 @@ from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import Budget as BudgetModel
 from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError
 from acts_sql.engine.evidence_rule import Evidence
-from acts_sql.engine.scaled_budget import ROUND_CALLS, SearchAllowance, scale
+from acts_sql.engine.scaled_budget import JUDGEMENT_CALLS, ROUND_CALLS, SearchAllowance, scale
 from support import scripted
 
 QUESTION = "List the names of all users."
@@ -103,7 +103,7 @@ def test_a_result_the_shape_check_fails_does_not_stop_the_search():
     assert scaled.level == "open"
 
 
-def test_the_allowance_caps_calls_below_the_limit_and_grows_by_rounds():
+def test_the_allowance_caps_calls_below_the_limit_and_grows_for_a_judgement():
     tracker = BudgetTracker(BudgetModel(max_llm_calls=10))
     tracker.take_llm_call()
     allowance = SearchAllowance(tracker)
@@ -111,25 +111,41 @@ def test_the_allowance_caps_calls_below_the_limit_and_grows_by_rounds():
     gathered = [ev("raw", None, failing()), ev("rule:x", "f0", ANN)]
     level = scale(gathered, QUESTION, user_sql_fails=False)
     assert allowance.start(level, {"f0"}) == 7
+    for _ in range(4):
+        tracker.take_llm_call()
     assert allowance.grow("f0") is None  # agreed on at the gate: already counted
-    assert allowance.grow("f1") == 10  # 7 + 6, capped at the limit
+    assert allowance.grow("f1") is None  # 5 made: the round leaves its judgement and a spare
+    tracker.take_llm_call()
+    assert allowance.grow("f2") == 6 + JUDGEMENT_CALLS  # 6 made: its judgement, no round
     assert allowance.grow("f2") is None
-    for _ in range(9):
+    for _ in range(2):
         tracker.take_llm_call()
-    with pytest.raises(Exception, match="LLM calls \\(10\\)"):
+    with pytest.raises(Exception, match="scaled budget spent: 8 LLM calls"):
         tracker.take_llm_call()
 
 
-def test_agreement_grows_the_allowance_at_most_twice():
-    tracker = BudgetTracker(BudgetModel(max_llm_calls=40))
+def test_agreement_grows_the_allowance_at_most_twice_and_never_past_the_limit():
+    tracker = BudgetTracker(BudgetModel(max_llm_calls=11))
     allowance = SearchAllowance(tracker)
     allowance.start(scale([], QUESTION, user_sql_fails=False), set())
-    assert [allowance.grow(f) for f in ("a", "a", "b", "c")] == [
-        2 * ROUND_CALLS,
+    grown = []
+    for fingerprint in ("a", "a", "b", "c"):
+        for _ in range(ROUND_CALLS if fingerprint == "a" and not grown else 0):
+            tracker.take_llm_call()
+        grown.append(allowance.grow(fingerprint))
+        tracker.take_llm_call()
+    assert grown == [
+        ROUND_CALLS + JUDGEMENT_CALLS,
         None,  # the same result again
-        3 * ROUND_CALLS,
+        ROUND_CALLS + 2 + JUDGEMENT_CALLS,
         None,  # MAX_GROWTH reached
     ]
+    capped = BudgetTracker(BudgetModel(max_llm_calls=7))
+    near = SearchAllowance(capped)
+    near.start(scale([], QUESTION, user_sql_fails=False), set())
+    for _ in range(ROUND_CALLS):
+        capped.take_llm_call()
+    assert near.grow("a") == 7  # capped at the budget's limit
 
 
 def test_a_spent_allowance_says_so():
@@ -211,29 +227,36 @@ def test_a_lone_repair_of_a_failing_sql_stops_after_the_raw_call(db):
     assert len(llm_calls(full)) >= 3 and full.sql == scaled.sql
 
 
-def test_disagreement_gets_a_round_and_new_agreement_grows_it(db):
-    """The raw rewrite and the rule repair disagree: the tree gets one round. Its SQL step
-    returns a third result twice (two independent candidates agree): one round more (a
-    `budget_scaled` event). A lone new result grows nothing."""
+def test_disagreement_gets_a_round_and_late_agreement_gets_its_judgement(db):
+    """The raw rewrite and the rule repair disagree: the tree gets one round (3 + 6 calls in
+    all). Its pool of 4, written with the round nearly spent, returns one result twice (two
+    independent candidates agree): the allowance is raised for that result's judgement alone
+    (a `budget_scaled` event), not by a round. A pool without agreement grows nothing."""
     script = {
-        # the raw rewrite, then (pools of 2) one gate sample that fails
-        "correct": [raw("SELECT name FROM users WHERE team = 'red'"), raw("SELECT nme FROM u")],
+        # the raw rewrite, then (pools of 4) two gate samples that fail
+        "correct": [raw("SELECT name FROM users WHERE team = 'red'")]
+        + [raw("SELECT nme FROM u")] * 2,
         "plan": [json.dumps(GENERATE_ONLY)],
         "generate_sql": [
+            gen("SELECT name FROM users WHERE id = 3"),
+            gen("SELECT name FROM users WHERE id = 1"),
             gen("SELECT name FROM users WHERE id > 1"),
             gen("SELECT name FROM users WHERE id >= 2"),
         ],
         "judge": [accept()],
     }
-    agreed = run(db, "SELECT nam FROM users", script, candidates=2)
-    lone = run(db, "SELECT nam FROM users", {**script, "generate_sql": script["generate_sql"][:1]})
+    agreed = run(db, "SELECT nam FROM users", script, candidates=4)
+    scattered = [*script["generate_sql"][:3], gen("SELECT name FROM users WHERE id < 3")]
+    lone = run(db, "SELECT nam FROM users", {**script, "generate_sql": scattered}, candidates=4)
 
     [gate] = [e for e in agreed.trace if e.kind == "evidence"]
-    assert gate.data["allowed_calls"] == 2 + ROUND_CALLS
-    grown = [e for e in agreed.trace if e.kind == "budget_scaled"]
-    assert len(grown) == 1 and grown[0].node == "n1" and grown[0].data["votes"] == 2
-    assert grown[0].data["allowed_calls"] == min(12, 2 + 2 * ROUND_CALLS)
+    assert gate.data["allowed_calls"] == 3 + ROUND_CALLS
+    [grown] = [e for e in agreed.trace if e.kind == "budget_scaled"]
+    assert grown.node == "n1" and grown.data["votes"] == 2
+    assert grown.data["allowed_calls"] == 8 + JUDGEMENT_CALLS  # 8 made: a judgement, no round
+    assert agreed.accepted and "id > 1" in agreed.sql
     assert not [e for e in lone.trace if e.kind == "budget_scaled"]
+    assert not lone.accepted
 
 
 def test_readings_to_explore_grow_the_allowance():

@@ -81,7 +81,7 @@ class CorrectionOptions(BaseModel):
     scaled_budget: bool = True
     """acts/linear: when the evidence gate accepts nothing, its candidates scale the calls
     the search may still make (one line of evidence and nothing against it: stop; otherwise
-    one plan round, grown by readings to explore and by new agreement;
+    one plan round, grown by readings to explore and, for its judgement, by new agreement;
     `acts_sql.engine.scaled_budget`), never past the budget's limits. False: the search may
     spend up to the limits."""
     schema_constraint: bool = True

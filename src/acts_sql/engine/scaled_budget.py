@@ -19,14 +19,16 @@ candidates decide how many LLM calls the search may still make (`scale`):
 While the search runs, two kinds of evidence grow the allowance. Ambiguity detection that
 gives k readings adds a pool and a judgement for each reading past the first (at most
 `MAX_EXTRA_READINGS` in a run): exploring readings is what the tree is for. And a result that
-may be accepted and that independent candidates come to
-agree on (its group reaches `AGREEMENT` votes for the first time, and the gate had not seen
-it agreed) grows the allowance by another round (`SearchAllowance.grow`), at most
-`MAX_GROWTH` times: agreement is evidence that the search converges, while a small model's
-stream of different one-off results is not (docs/BENCHMARKS.md, "Everyday errors"). A search
-that only repeats, fails or scatters stops. Nothing here passes the budget's limits, and a
-run whose user's SQL may not be accepted against (the gate's precondition: it runs and the
-issue is about speed) keeps the whole budget.
+may be accepted and that independent candidates come to agree on (its group reaches
+`AGREEMENT` votes for the first time, and the gate had not seen it agreed) is guaranteed its
+judgement: the allowance is raised, where needed, to leave `JUDGEMENT_CALLS` for it
+(`SearchAllowance.grow`), at most `MAX_GROWTH` times. It is not given another round: when the
+judge does not accept it, more rounds of a small model mostly vote for the same result again,
+and the best candidate (`acts_sql.engine.selection`) already ranks it first on its support
+(docs/BENCHMARKS.md, "Everyday errors"). A search that only repeats, fails or scatters
+stops. Nothing here passes the budget's limits, and a run whose user's SQL may not be
+accepted against (the gate's precondition: it runs and the issue is about speed) keeps the
+whole budget.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ from acts_sql.engine.evidence_rule import Evidence, anchors, usable
 from acts_sql.engine.result_checks import failed, shape_checks
 
 MAX_GROWTH = 2
-"""Rounds the search's new agreements may add to the allowance."""
+"""Times the search's new agreements may raise the allowance."""
+JUDGEMENT_CALLS = 2
+"""What an agreed result is guaranteed: its judgement, and one re-ask after invalid JSON."""
 MAX_EXTRA_READINGS = 2
 """Readings past the first that ambiguity detection may add to the allowance, per run."""
 ROUND_CALLS = 6
@@ -111,19 +115,18 @@ class SearchAllowance:
         self.active = False
 
     def grow(self, fingerprint: str) -> int | None:
-        """Independent candidates now agree on a result that may be accepted: one round more
-        the first time for that result, at most `MAX_GROWTH` rounds in all. The new total, or
-        None when nothing grew (not active, already agreed, grown enough, at the limit)."""
+        """Independent candidates now agree on a result that may be accepted: the first time
+        for that result, the allowance leaves at least `JUDGEMENT_CALLS` for its judgement,
+        at most `MAX_GROWTH` times in all. The new total, or None when nothing grew (not
+        active, already agreed, grown enough, calls enough left, at the limit)."""
         if not self.active or fingerprint in self._agreed or self._grown >= MAX_GROWTH:
             return None
         self._agreed.add(fingerprint)
-        if self._budget.call_limit >= self._budget.budget.max_llm_calls:
+        wanted = min(self._budget.llm_calls + JUDGEMENT_CALLS, self._budget.budget.max_llm_calls)
+        if wanted <= self._budget.call_limit:
             return None
         self._grown += 1
-        self._budget.allow(
-            max(self._budget.call_limit, self._budget.llm_calls) + ROUND_CALLS,
-            "candidates came to agree on a new result",
-        )
+        self._budget.allow(wanted, "candidates came to agree on a new result: its judgement")
         return self._budget.call_limit
 
     def grow_readings(self, readings: int, calls_each: int) -> int | None:
