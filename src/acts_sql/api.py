@@ -18,6 +18,7 @@ from collections.abc import Callable
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect, with_language
+from acts_sql.engine.choice import ChoiceAsker
 from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.inputs import checked_inputs
 from acts_sql.engine.options import CorrectionOptions
@@ -40,6 +41,7 @@ def correct(
     on_event: Callable[[TraceEvent], None] | None = None,
     dialect: str | None = None,
     language: str | None = None,
+    asker: ChoiceAsker | None = None,
 ) -> CorrectionResult:
     """Correct `sql` so that it does what `question` (the user's issue) asks.
 
@@ -58,7 +60,9 @@ def correct(
     `language` names the query language of `sql` and of the answer (a plugin
     such as "prql", see `acts-sql languages`; None: the database's SQL): its
     queries are compiled to the database's SQL to run, and the result's `sql` is
-    in that language.
+    in that language. `asker` (`acts_sql.engine.choice.ChoiceAsker`) is asked to choose
+    when readings of an ambiguous phrase lead to different results and nothing was accepted;
+    None: the engine chooses.
     """
     question, sql = checked_inputs(question, sql)
     wanted = get_dialect(dialect).name if dialect else None
@@ -77,6 +81,7 @@ def correct(
             sql=sql,
             options=options or CorrectionOptions(),
             listeners=[on_event] if on_event else None,
+            asker=asker,
         )
     finally:
         if not isinstance(db, Executor):

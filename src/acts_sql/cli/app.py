@@ -19,6 +19,8 @@ from rich.console import Console
 
 from acts_sql import __version__
 from acts_sql.api import correct
+from acts_sql.cli import ask as ask_cli
+from acts_sql.cli.ask import AskOpt
 from acts_sql.cli.batch import register as register_batch
 from acts_sql.cli.bench import bench_app
 from acts_sql.cli.bench import register as register_bench
@@ -213,6 +215,7 @@ def fix(
     max_rows: MaxRows = None,
     allow_writes: AllowWrites = False,
     html: HtmlOpt = None,
+    ask: AskOpt = False,
 ) -> None:
     """Correct SQL so it does what the question or issue asks."""
     console = make_console(stderr=as_json)
@@ -232,6 +235,8 @@ def run_fix(flags: dict[str, Any], listen: Callable[[TraceEvent], None]) -> Corr
     language, a database that cannot be opened) is reported before an LLM is set up (which
     may load a model, or be missing altogether)."""
     question, sql = read_texts(flags)
+    if flags.get("ask"):
+        ask_cli.require_terminal()
     writable_file(flags["trace"], "--trace")
     writable_file(flags["html"], "--html")
     writable_dir(flags["llm_cache"], "--llm-cache")
@@ -250,6 +255,7 @@ def run_fix(flags: dict[str, Any], listen: Callable[[TraceEvent], None]) -> Corr
             on_event=listen,
             dialect=flags["dialect"],
             language=language,
+            asker=ask_cli.terminal_asker(make_console(stderr=True)) if flags.get("ask") else None,
         )
     finally:
         executor.close()

@@ -112,6 +112,24 @@ class ChoiceFailedData(EventData):
     cursor: str
 
 
+class ChoiceNeededData(EventData):
+    """Readings of an ambiguous phrase led to different results and nothing was accepted:
+    the person is asked (`acts_sql.engine.choice`); each reading with its SQL and first rows."""
+
+    readings: list[dict[str, Any]]
+    timeout: float
+    """Seconds the run waits for the answer (what is left of its wall-time budget)."""
+
+
+class ChoiceMadeData(EventData):
+    """The reading the run returns: the person's (`by` "person"), or, with no answer in
+    time or none given, the engine's own best candidate (`by` "timeout")."""
+
+    reading: str | None
+    by: Literal["person", "timeout"]
+    candidate: str | None = None
+
+
 class CandidateData(EventData):
     sql: str
     status: str
@@ -357,6 +375,8 @@ class EventKind(StrEnum):
     DAC_DROPPED = "dac_dropped", DacDroppedData
     VOTE = "vote", VoteData
     BUDGET_SCALED = "budget_scaled", BudgetScaledData
+    CHOICE_NEEDED = "choice_needed", ChoiceNeededData
+    CHOICE_MADE = "choice_made", ChoiceMadeData
     BUDGET_EXHAUSTED = "budget_exhausted", BudgetExhaustedData
     LLM_FAILED = "llm_failed", LlmFailedData
     RUN_FINISHED = "run_finished", RunFinishedData

@@ -10,6 +10,7 @@ from acts_sql.agent.single_call import text_to_sql
 from acts_sql.db.executor import Executor
 from acts_sql.db.schema import render_schema
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
+from acts_sql.engine.choice import ChoiceAsker
 from acts_sql.engine.events import (
     BudgetExhaustedData,
     EventKind,
@@ -54,10 +55,11 @@ def run_correction(
     sql: str | None,
     options: CorrectionOptions,
     listeners: list[Listener] | None = None,
+    asker: ChoiceAsker | None = None,
 ) -> CorrectionResult:
     ahead = Prefetcher(llm, options.parallel or default_parallel(llm.name))
     try:
-        return _run(executor, llm, question, sql, options, listeners, ahead)
+        return _run(executor, llm, question, sql, options, listeners, ahead, asker)
     finally:
         ahead.close()
 
@@ -70,6 +72,7 @@ def _run(
     options: CorrectionOptions,
     listeners: list[Listener] | None,
     ahead: Prefetcher,
+    asker: ChoiceAsker | None = None,
 ) -> CorrectionResult:
     started = time.perf_counter()
     trace = Trace(listeners)
@@ -93,17 +96,14 @@ def _run(
     try:
         if generated:
             sql = _initial_sql(traced_llm, task, options, trace, executor, budget)
-        original = (
-            TracedExecutor(executor, trace, None, "original", budget=budget).execute(sql or "")
-            if sql
-            else None
-        )
+        run_sql = TracedExecutor(executor, trace, None, "original", budget=budget).execute
+        original = run_sql(sql) if sql else None
         task = task.model_copy(update={"original_sql": sql or "", "original_result": original})
         trust = trust_context(task, options, generated=generated)
         if not sql:
             outcome = SearchOutcome(stop_reason="no initial SQL could be generated")
         else:
-            run = MethodRun(executor, traced_llm, task, options, trace, budget, pool, trust)
+            run = MethodRun(executor, traced_llm, task, options, trace, budget, pool, trust, asker)
             outcome = run_method(run)
     except BudgetExhaustedError as exc:
         outcome = SearchOutcome(stop_reason=str(exc))

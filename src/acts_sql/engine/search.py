@@ -57,12 +57,15 @@ from acts_sql.db.executor import Executor
 from acts_sql.engine.budget import BudgetExhaustedError, BudgetTracker
 from acts_sql.engine.candidate_stage import BookMemory, CandidateStage
 from acts_sql.engine.candidates import Candidate, CandidateBook
+from acts_sql.engine.choice import ChoiceAsker, ChoiceQuestion, reading_options
 from acts_sql.engine.events import (
     BacktrackData,
     BudgetExhaustedData,
     BudgetScaledData,
     ChoiceData,
     ChoiceFailedData,
+    ChoiceMadeData,
+    ChoiceNeededData,
     ExpandedData,
     GraftedData,
     LlmFailedData,
@@ -155,8 +158,10 @@ class TreeSearch(EvidenceStage, CandidateStage):
         budget: BudgetTracker,
         trust: TrustContext,
         pool: PoolSettings,
+        asker: ChoiceAsker | None = None,
     ) -> None:
         self.executor = executor
+        self.asker = asker
         self.llm = llm
         self.task = task
         self.options = options
@@ -233,6 +238,8 @@ class TreeSearch(EvidenceStage, CandidateStage):
             with suppress(BudgetExhaustedError, LLMError):
                 self._register_unpooled_raw()
         choice = final_choice(self.book, self.accepted, self.task.original_result)
+        if self.accepted is None and self.asker is not None:
+            choice = self._ask_person(choice, self.asker)
         if choice.note:
             stop = f"{stop}; {choice.note}"
         return SearchOutcome(
@@ -243,6 +250,43 @@ class TreeSearch(EvidenceStage, CandidateStage):
             tree=self.tree.snapshot(),
             candidates=list(self.book.candidates),
             groups=[g.model_dump() for g in self.book.groups.values()],
+        )
+
+    def _ask_person(self, choice: FinalChoice, asker: ChoiceAsker) -> FinalChoice:
+        """Readings that lead to different results and nothing accepted: the asker chooses
+        (`acts_sql.engine.choice`); no answer in time keeps the engine's choice."""
+        options = reading_options(self.tree, self.book)
+        if not options:
+            return choice
+        timeout = max(self.budget.remaining(), 0.0)
+        self.trace.emit(
+            ChoiceNeededData(readings=[o.model_dump() for o in options], timeout=timeout),
+            summary=f"{len(options)} readings lead to different results: asking the person",
+        )
+        answer = asker(ChoiceQuestion(question=self.task.question, readings=options), timeout)
+        picked = next((o for o in options if o.id == answer), None)
+        if picked is None:
+            ours = next(
+                (o.id for o in options if choice.candidate and o.candidate == choice.candidate.id),
+                None,
+            )
+            self.trace.emit(
+                ChoiceMadeData(
+                    reading=ours,
+                    by="timeout",
+                    candidate=choice.candidate.id if choice.candidate else None,
+                ),
+                summary="no answer: the engine's own choice stands",
+            )
+            return choice
+        self.trace.emit(
+            ChoiceMadeData(reading=picked.id, by="person", candidate=picked.candidate),
+            summary=f"the person chose {picked.id}: {picked.reading}",
+        )
+        return FinalChoice(
+            candidate=self.book[picked.candidate],
+            note=f"nothing accepted; the person chose reading {picked.id} ({picked.reading}): "
+            f"returning its best candidate ({picked.candidate}, not accepted)",
         )
 
     def _make_plan(

@@ -9,6 +9,7 @@ from functools import wraps
 
 from acts_sql.db.executor import Executor
 from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.choice import ChoiceAsker
 from acts_sql.engine.methods.vouch import vouched
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedLLM
@@ -32,6 +33,9 @@ class MethodRun:
     budget: BudgetTracker
     pool: PoolSettings
     trust: TrustContext
+    asker: ChoiceAsker | None = None
+    """Asks the person between readings that lead to different results
+    (`acts_sql.engine.choice`); None: the engine chooses."""
 
 
 MethodRunner = Callable[[MethodRun], SearchOutcome]
@@ -48,6 +52,7 @@ def run_search(kind: type[TreeSearch], r: MethodRun) -> SearchOutcome:
         budget=r.budget,
         trust=r.trust,
         pool=r.pool,
+        asker=r.asker,
     ).run()
 
 
