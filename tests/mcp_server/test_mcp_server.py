@@ -87,7 +87,7 @@ def test_each_tool_through_the_sdk_client_leaves_the_database_unchanged(
         }
 
     out = serve(args, tmp_path, talk)
-    assert set(out["tools"]) == {"fix_sql", "explain_run", "list_tables"}
+    assert set(out["tools"]) == {"fix_sql", "choose_reading", "explain_run", "list_tables"}
     for tool in out["tools"].values():  # typed, structured output; read-only for the assistant
         assert tool.output_schema and tool.output_schema["required"], tool.name
         assert tool.annotations is not None and tool.annotations.read_only_hint is True

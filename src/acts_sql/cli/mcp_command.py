@@ -73,6 +73,14 @@ KeepRuns = Annotated[
     int, typer.Option(min=1, help="runs kept in memory for explain_run (the oldest go first)")
 ]
 PreviewRows = Annotated[int, typer.Option(min=0, help="rows of the result preview of fix_sql")]
+McpAsk = Annotated[
+    bool,
+    typer.Option(
+        "--ask",
+        help="fix_sql returns the readings when they lead to different results and nothing is "
+        "accepted, for the assistant to ask its user; choose_reading(run_id, reading) goes on",
+    ),
+]
 
 
 def mcp(
@@ -102,8 +110,9 @@ def mcp(
     allow_writes: AllowWrites = False,
     keep_runs: KeepRuns = 50,
     preview_rows: PreviewRows = 10,
+    ask: McpAsk = False,
 ) -> None:
-    """Serve the tools fix_sql, explain_run and list_tables over stdio (MCP), for
+    """Serve the tools fix_sql, choose_reading, explain_run and list_tables over stdio (MCP), for
     assistants such as Claude Desktop and Cursor (see docs/MCP.md)."""
     try:
         from acts_sql.mcp_server.server import build_server
@@ -119,7 +128,16 @@ def mcp(
 
 def mcp_settings(flags: dict[str, Any]) -> McpSettings:
     """The server's settings from its flags; ConfigError for a value that is not valid."""
-    names = ("db", "dialect", "timeout", "max_rows", "allow_writes", "keep_runs", "preview_rows")
+    names = (
+        "db",
+        "dialect",
+        "timeout",
+        "max_rows",
+        "allow_writes",
+        "keep_runs",
+        "preview_rows",
+        "ask",
+    )
     options = correction_options(flags)
     return McpSettings.of(**{name: flags[name] for name in names}, options=options)
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from acts_sql.db.executor import TableInfo
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.choice import ChoiceQuestion, ReadingOption
 from acts_sql.engine.result import CorrectionResult
 
 
@@ -55,6 +56,32 @@ class FixSqlOutput(BaseModel):
     dialect: str
     preview: ResultPreview | None = Field(None, description="what `sql` returns: first rows")
     cost: Cost
+    needs_choice: bool = Field(
+        False,
+        description="the run waits: ask the user which reading they meant, then call "
+        "choose_reading(run_id, reading) with its id",
+    )
+    readings: list[ReadingOption] = Field(
+        default_factory=list, description="with needs_choice: each reading, its SQL and rows"
+    )
+
+    @classmethod
+    def waiting(
+        cls, run_id: str, question: ChoiceQuestion, sql: str, method: str, dialect: str
+    ) -> FixSqlOutput:
+        """A run that asks: no SQL yet, the readings to choose from."""
+        return cls(
+            run_id=run_id,
+            sql="",
+            accepted=False,
+            reason="the readings lead to different results: waiting for choose_reading",
+            original_sql=sql,
+            method=method,
+            dialect=dialect,
+            cost=Cost(llm_calls=0, prompt_tokens=0, completion_tokens=0, seconds=0.0),
+            needs_choice=True,
+            readings=question.readings,
+        )
 
     @classmethod
     def of(cls, run_id: str, result: CorrectionResult, preview_rows: int) -> FixSqlOutput:

@@ -27,9 +27,9 @@ class RunStore:
         self._runs: OrderedDict[str, CorrectionResult] = OrderedDict()
         self._lock = threading.Lock()
 
-    def add(self, result: CorrectionResult) -> str:
-        """Keep `result`; its new run id."""
-        run_id = secrets.token_hex(6)
+    def add(self, result: CorrectionResult, run_id: str | None = None) -> str:
+        """Keep `result` (under `run_id`, else a new id); its run id."""
+        run_id = run_id or secrets.token_hex(6)
         with self._lock:
             self._runs[run_id] = result
             while len(self._runs) > self.keep:

@@ -23,7 +23,9 @@ INSTRUCTIONS = (
     "started with --allow-writes, and then only on a throw-away copy). Call list_tables to "
     "see the schema, fix_sql with the user's question and their SQL to get the SQL they "
     "meant (accepted tells whether the engine's checks passed), and explain_run with the "
-    "returned run_id to show how it got there."
+    "returned run_id to show how it got there. When fix_sql returns needs_choice, show the "
+    "user the readings (each with its SQL and first rows), ask which they meant, and call "
+    "choose_reading with its id."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 SAFE_RUN = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=True)
@@ -34,10 +36,12 @@ Sql = Annotated[
     Field(description="the SQL to correct; leave out to write it from the question first"),
 ]
 RunId = Annotated[str, Field(description="a run_id that fix_sql returned")]
+Reading = Annotated[str, Field(description="the id of one of the readings fix_sql returned")]
 
 
 def build_server(tools: ActsSqlTools) -> MCPServer:
-    """An MCP server with the tools `fix_sql`, `explain_run` and `list_tables`."""
+    """An MCP server with the tools `fix_sql`, `choose_reading`, `explain_run` and
+    `list_tables`."""
     server: MCPServer = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
@@ -49,6 +53,15 @@ def build_server(tools: ActsSqlTools) -> MCPServer:
         the first rows it gives, the cost, and a run_id for explain_run."""
         try:
             return tools.fix_sql(question, sql)
+        except ActsSqlError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(annotations=SAFE_RUN, structured_output=True)
+    def choose_reading(run_id: RunId, reading: Reading) -> FixSqlOutput:
+        """Continue a fix_sql run that returned needs_choice, with the id of the reading the
+        user meant; returns what fix_sql returns for the finished run."""
+        try:
+            return tools.choose_reading(run_id, reading)
         except ActsSqlError as exc:
             raise ToolError(str(exc)) from None
 

@@ -5,6 +5,7 @@ cannot be opened is an error of that call, and the server goes on answering."""
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -15,12 +16,14 @@ from acts_sql.api import correct
 from acts_sql.db.connect import open_database
 from acts_sql.db.executor import Executor
 from acts_sql.db.language import database_dialect
+from acts_sql.engine.choice import ChoiceAsker
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ConfigError
 from acts_sql.llm.base import LLMBackend
+from acts_sql.mcp_server.choices import WaitingRun
 from acts_sql.mcp_server.models import ExplainOutput, FixSqlOutput, TableSchema, TablesOutput
-from acts_sql.mcp_server.runs import DEFAULT_KEEP_RUNS, RunStore
+from acts_sql.mcp_server.runs import DEFAULT_KEEP_RUNS, RunStore, UnknownRunError
 
 DEFAULT_PREVIEW_ROWS = 10
 
@@ -42,6 +45,9 @@ class McpSettings(BaseModel):
     options: CorrectionOptions = Field(default_factory=CorrectionOptions)
     keep_runs: int = Field(DEFAULT_KEEP_RUNS, ge=1, description="runs kept for explain_run")
     preview_rows: int = Field(DEFAULT_PREVIEW_ROWS, ge=0, description="rows in a preview")
+    ask: bool = Field(
+        False, description="fix_sql returns readings to choose from; choose_reading continues"
+    )
 
     @classmethod
     def of(cls, **values: Any) -> McpSettings:
@@ -65,26 +71,75 @@ class ActsSqlTools:
         self.render = render
         self.runs = RunStore(settings.keep_runs)
         self._one_run = threading.Lock()
+        self._waiting: dict[str, WaitingRun] = {}
 
     def fix_sql(self, question: str, sql: str | None = None) -> FixSqlOutput:
         """Correct `sql` so it does what `question` asks; without `sql`, write it first
-        (text-to-SQL). Raises ActsSqlError for bad input, a database that cannot be opened
-        or an LLM that cannot be used."""
+        (text-to-SQL). With `ask`, a run whose readings lead to different results returns
+        them instead (`needs_choice`), and `choose_reading` continues it. Raises
+        ActsSqlError for bad input, a database that cannot be opened or an LLM that cannot
+        be used."""
+        if self.settings.ask:
+            return self._fix_asking(question, sql)
         with self._one_run:
-            executor = self.open()
-            try:
-                result = correct(
-                    executor,
-                    question,
-                    sql,
-                    llm=self.backend,
-                    options=self.settings.options,
-                    dialect=self.settings.dialect,
-                )
-            finally:
-                executor.close()
+            result = self._correct(question, sql, None)
         run_id = self.runs.add(result)
         return FixSqlOutput.of(run_id, result, self.settings.preview_rows)
+
+    def choose_reading(self, run_id: str, reading: str) -> FixSqlOutput:
+        """Continue a run that asked, with the reading the user chose; what fix_sql returns.
+        UnknownRunError when no run with that id waits; ConfigError for a reading it did not
+        offer (the run keeps waiting)."""
+        run = self._waiting.get(run_id.strip())
+        if run is None:
+            raise UnknownRunError(
+                f"no run {run_id!r} waits for a choice on this server: use a run_id that "
+                "fix_sql returned with needs_choice",
+                run_id=run_id,
+            )
+        question = run.question
+        offered = [r.id for r in question.readings] if question else []
+        if question is not None and reading not in offered:
+            raise ConfigError(f"reading {reading!r} was not offered: choose one of {offered}")
+        result = run.answer(reading) if question is not None else run.result()
+        del self._waiting[run_id.strip()]
+        self.runs.add(result, run_id.strip())
+        return FixSqlOutput.of(run_id.strip(), result, self.settings.preview_rows)
+
+    def _fix_asking(self, question: str, sql: str | None) -> FixSqlOutput:
+        if not self._one_run.acquire(blocking=False):
+            raise ConfigError(
+                "a fix_sql run waits for choose_reading "
+                f"(run {', '.join(self._waiting) or 'in progress'}): choose first"
+            )
+        run = WaitingRun(lambda asker: self._correct(question, sql, asker), self._one_run.release)
+        asked = run.wait()
+        if asked is None:
+            result = run.result()
+            return FixSqlOutput.of(self.runs.add(result), result, self.settings.preview_rows)
+        run_id = secrets.token_hex(6)
+        self._waiting[run_id] = run
+        s = self.settings
+        return FixSqlOutput.waiting(
+            run_id, asked, sql or "", s.options.method.value, s.dialect or ""
+        )
+
+    def _correct(
+        self, question: str, sql: str | None, asker: ChoiceAsker | None
+    ) -> CorrectionResult:
+        executor = self.open()
+        try:
+            return correct(
+                executor,
+                question,
+                sql,
+                llm=self.backend,
+                options=self.settings.options,
+                dialect=self.settings.dialect,
+                asker=asker,
+            )
+        finally:
+            executor.close()
 
     def explain_run(self, run_id: str) -> ExplainOutput:
         """The kept run as text; UnknownRunError for an id this server does not keep."""
