@@ -103,7 +103,7 @@ def test_a_run_the_store_could_not_write_is_still_answered_from_memory():
     store.gate.set()
     journal = RunJournal(store)  # type: ignore[arg-type]
     registry = RunRegistry(
-        lambda spec, listener: result_with([]),
+        lambda spec, listener, asker: result_with([]),
         max_active=1,
         keep_finished=5,
         grace_seconds=0,

@@ -77,7 +77,7 @@ def test_waiters_wake_on_events_from_another_thread():
 def test_the_registry_refuses_runs_beyond_its_slots_and_frees_them():
     gate = threading.Event()
 
-    def work(spec, listener):
+    def work(spec, listener, asker):
         listener(event(0))
         gate.wait(5)
         return result_with([event(0)])
@@ -101,7 +101,7 @@ def test_the_registry_refuses_runs_beyond_its_slots_and_frees_them():
 
 
 def test_a_failing_work_function_fails_the_run_not_the_service():
-    def work(spec, listener):
+    def work(spec, listener, asker):
         raise RuntimeError("boom")
 
     registry = RunRegistry(work, max_active=1, keep_finished=5, grace_seconds=0)

@@ -16,6 +16,8 @@ asker nothing changes.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -84,3 +86,48 @@ def _option(node_id: str, description: str, best: Candidate) -> ReadingOption:
         row_count=best.result.row_count,
         candidate=best.id,
     )
+
+
+class ChoiceSlot:
+    """A `ChoiceAsker` for a person who answers from another thread (the service's
+    `POST /v1/runs/{id}/choice`, the MCP server's `choose_reading`): the run's thread
+    publishes the question and waits at most its timeout for `answer`."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.question: ChoiceQuestion | None = None
+        self._answer: str | None = None
+        self._answered = False
+
+    def __call__(self, question: ChoiceQuestion, timeout: float) -> str | None:
+        with self._changed:
+            self.question, self._answered = question, False
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self._answered, timeout=timeout)
+            self.question = None
+            return self._answer if self._answered else None
+
+    def offered(self) -> list[str]:
+        """The ids of the readings the run waits to hear about; empty when it does not wait."""
+        with self._changed:
+            return [r.id for r in self.question.readings] if self.question else []
+
+    def answer(self, reading: str) -> bool:
+        """Give the waiting run `reading`; False when it does not wait for that reading."""
+        with self._changed:
+            if self.question is None or reading not in [r.id for r in self.question.readings]:
+                return False
+            self._answer, self._answered = reading, True
+            self._changed.notify_all()
+            return True
+
+    def wait_asked(self, until: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Wait until the run asks or `until()` holds; True when it asks."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.question is not None or until(), timeout=timeout)
+            return self.question is not None
+
+    def wake(self) -> None:
+        """Something `wait_asked` checks through `until` changed."""
+        with self._changed:
+            self._changed.notify_all()

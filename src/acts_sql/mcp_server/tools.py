@@ -97,11 +97,10 @@ class ActsSqlTools:
                 "fix_sql returned with needs_choice",
                 run_id=run_id,
             )
-        question = run.question
-        offered = [r.id for r in question.readings] if question else []
-        if question is not None and reading not in offered:
+        offered = run.slot.offered()
+        if offered and reading not in offered:
             raise ConfigError(f"reading {reading!r} was not offered: choose one of {offered}")
-        result = run.answer(reading) if question is not None else run.result()
+        result = run.answer(reading)
         del self._waiting[run_id.strip()]
         self.runs.add(result, run_id.strip())
         return FixSqlOutput.of(run_id.strip(), result, self.settings.preview_rows)

@@ -35,6 +35,8 @@ class ErrorCode(StrEnum):
     BAD_INPUT = "bad_input"
     BODY_TOO_LARGE = "body_too_large"
     TOO_MANY_RUNS = "too_many_runs"
+    NOT_WAITING = "not_waiting"
+    UNKNOWN_READING = "unknown_reading"
     DATABASE_UNAVAILABLE = "database_unavailable"
     LLM_UNAVAILABLE = "llm_unavailable"
     RUN_TIMEOUT = "run_timeout"
@@ -58,6 +60,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.BAD_INPUT: 400,
     ErrorCode.BODY_TOO_LARGE: 413,
     ErrorCode.TOO_MANY_RUNS: 429,
+    ErrorCode.NOT_WAITING: 409,
+    ErrorCode.UNKNOWN_READING: 422,
     ErrorCode.DATABASE_UNAVAILABLE: 503,
     ErrorCode.LLM_UNAVAILABLE: 503,
     ErrorCode.RUN_TIMEOUT: 504,

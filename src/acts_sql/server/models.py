@@ -68,6 +68,12 @@ class _Request(BaseModel):
         description="true: answer when the run has finished; false: answer 202 at once "
         "and follow the run at /v1/runs/{id}",
     )
+    ask: bool = Field(
+        False,
+        description="when readings of an ambiguous phrase lead to different results and "
+        "nothing is accepted, the run emits `choice_needed` and waits (within its wall-time "
+        "budget) for POST /v1/runs/{id}/choice; use with wait: false",
+    )
 
 
 def _not_blank(value: str) -> str:
@@ -155,3 +161,11 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
     active_runs: int
     max_concurrent_runs: int
+
+
+class ChoiceRequest(BaseModel):
+    """The reading the person chose, for a run that emitted `choice_needed`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reading: str = Field(description="the `id` of one of the readings of `choice_needed`")

@@ -19,6 +19,7 @@ from acts_sql.server.errors import ApiError, ErrorCode, ErrorEnvelope, error_res
 from acts_sql.server.middleware import request_access
 from acts_sql.server.models import (
     REQUEST_OPTIONS,
+    ChoiceRequest,
     CorrectionResponse,
     CorrectRequest,
     GenerateRequest,
@@ -124,6 +125,7 @@ def run_spec(
         dialect=body.dialect,
         options=options,
         language=body.language,
+        ask=body.ask,
     )
 
 
@@ -174,6 +176,7 @@ def build_router(
     _add_run_routes(router, registry, catalog, limits)
     _add_read_routes(router, registry)
     _add_event_route(router, registry)
+    _add_choice_route(router, registry)
     _add_viewer_route(router, registry)
 
     @router.get("/healthz", response_model=Health, summary="Liveness", tags=["service"])
@@ -273,6 +276,36 @@ def _add_read_routes(router: APIRouter, registry: RunRegistry) -> None:
         else:
             body = run_status(run).model_dump(mode="json")
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+
+def _add_choice_route(router: APIRouter, registry: RunRegistry) -> None:
+    """POST /v1/runs/{id}/choice: the person's reading, for a run that waits for it."""
+
+    @router.post(
+        "/v1/runs/{run_id}/choice",
+        dependencies=SECURED,
+        response_model=RunStatus,
+        responses=_READ_ERRORS,
+        summary="Choose a reading for a run that emitted choice_needed",
+        tags=["runs"],
+    )
+    async def post_choice(
+        request: Request,
+        run_id: str,
+        body: ChoiceRequest,
+        key: Annotated[str | None, Query(description="the run's view key")] = None,
+    ) -> RunStatus:
+        run = _readable(registry, request, run_id, key)
+        slot = run.choice
+        offered = slot.offered() if slot is not None else []
+        if slot is None or not offered:
+            raise ApiError(ErrorCode.NOT_WAITING, f"run {run_id!r} does not wait for a choice")
+        if not slot.answer(body.reading):
+            raise ApiError(
+                ErrorCode.UNKNOWN_READING,
+                f"reading {body.reading!r} was not offered: choose one of {offered}",
+            )
+        return run_status(run)
 
 
 def _add_event_route(router: APIRouter, registry: RunRegistry) -> None:

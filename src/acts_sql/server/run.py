@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from acts_sql.engine.choice import ChoiceSlot
 from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.result import CorrectionResult
@@ -42,6 +43,8 @@ class RunSpec:
     options: CorrectionOptions
     """Within the service's limits: every budget limit is set."""
     language: str | None = None
+    ask: bool = False
+    """The run may ask the person between readings (`Run.choice`)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Run:
         self.id = run_id or uuid.uuid4().hex
         self.view_key = view_key or new_view_key()
         self.spec = spec
+        self.choice = ChoiceSlot() if spec.ask else None
+        """Where the run waits for `POST /v1/runs/{id}/choice` (with `spec.ask`)."""
         self.created_at = time.time() if created_at is None else created_at
         self.started_at: float | None = None
         self.finished_at: float | None = None

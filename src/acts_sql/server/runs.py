@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from acts_sql.engine.choice import ChoiceAsker
 from acts_sql.engine.events import TraceEvent
 from acts_sql.engine.result import CorrectionResult
 from acts_sql.errors import ActsSqlError, ConfigError, DatabaseOpenError, LLMError
@@ -32,8 +33,9 @@ from acts_sql.server.store import RunJournal
 __all__ = ["Run", "RunRegistry", "RunSpec", "Work"]
 
 
-Work = Callable[[RunSpec, Callable[[TraceEvent], None]], CorrectionResult]
-"""Runs one spec to its result, calling the listener for each trace event."""
+Work = Callable[[RunSpec, Callable[[TraceEvent], None], ChoiceAsker | None], CorrectionResult]
+"""Runs one spec to its result, calling the listener for each trace event, asking the asker
+(with `ask`) between readings."""
 
 
 class RunRegistry:
@@ -161,7 +163,7 @@ class RunRegistry:
         run.mark_running()
         outcome: CorrectionResult | ErrorBody
         try:
-            outcome = self._work(run.spec, self._listener(run))
+            outcome = self._work(run.spec, self._listener(run), run.choice)
         except ApiError as exc:
             outcome = exc.body()
         except DatabaseOpenError as exc:
