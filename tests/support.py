@@ -56,6 +56,16 @@ def demo_script(task_id: str) -> dict[str, list[str]]:
     return json.loads((DEMO_SCRIPTS / f"{task_id}.json").read_text())
 
 
+def raw_reply(sql: str) -> str:
+    """A raw rewrite's reply (the `correct` purpose): prose and one SQL block."""
+    return f"The query should be:\n```sql\n{sql}\n```"
+
+
+def generated_reply(sql: str) -> str:
+    """A `generate_sql` reply."""
+    return json.dumps({"sql": sql, "rationale": "scripted"})
+
+
 def scripted(script: dict[str, list[Any]]) -> RecordingBackend:
     """A recording scripted backend; dict/list responses are JSON-encoded."""
     encoded = {

@@ -111,6 +111,9 @@ ENDORSEMENTS = [
     "No changes are needed to the original query.",
     "The user's SQL already correctly selects the trip date and driver name from the trips table.",
     "The original query is correctly written for SQLite.",
+    # a 1.5B judge's accept of the text inside the user's crosstab call (PostgreSQL_160)
+    "The user's SQL already produces the desired output. The crosstab function is not "
+    "necessary here because the user's SQL already generates the required format.",
 ]
 NOT_ENDORSEMENTS = [
     "The user's SQL is not correct; the candidate groups by week.",
@@ -118,6 +121,7 @@ NOT_ENDORSEMENTS = [
     "The user's SQL does not filter by year. The candidate adds the 2022 filter.",
     "The candidate is correct and the user's SQL needs a GROUP BY.",
     "The original query already returns duplicates, which the candidate removes.",
+    "The original query already produces the wrong totals; the candidate sums per day.",
     "Group A is correct: it lists rooms whose bookings intersect.",
     "The user's SQL does not correctly join the tables; the candidate joins on driver_id.",
     "The original query is not correctly written: it divides integers.",

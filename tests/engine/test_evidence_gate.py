@@ -14,6 +14,8 @@ import pytest
 
 from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.db.connect import open_database
+from support import generated_reply as gen
+from support import raw_reply as raw
 from support import scripted
 
 QUESTION = "List the names of all users."
@@ -32,14 +34,6 @@ def db(tmp_path: Path) -> str:
             [(1, "2024-01-01", "/"), (2, "2024-01-01", "/a"), (3, "2024-01-02", "/")],
         )
     return str(path)
-
-
-def raw(sql: str) -> str:
-    return f"The query should be:\n```sql\n{sql}\n```"
-
-
-def gen(sql: str) -> str:
-    return json.dumps({"sql": sql, "rationale": "scripted"})
 
 
 def accept(reason: str = "it answers the question") -> str:

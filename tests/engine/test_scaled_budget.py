@@ -19,6 +19,8 @@ from acts_sql.engine.budget import Budget as BudgetModel
 from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError
 from acts_sql.engine.evidence_rule import Evidence
 from acts_sql.engine.scaled_budget import JUDGEMENT_CALLS, ROUND_CALLS, SearchAllowance, scale
+from support import generated_reply as gen
+from support import raw_reply as raw
 from support import scripted
 
 QUESTION = "List the names of all users."
@@ -169,14 +171,6 @@ def db(tmp_path: Path) -> str:
             [(1, "ann", "red"), (2, "bob", "blue"), (3, "cy", "red")],
         )
     return str(path)
-
-
-def raw(sql: str) -> str:
-    return f"The query should be:\n```sql\n{sql}\n```"
-
-
-def gen(sql: str) -> str:
-    return json.dumps({"sql": sql, "rationale": "scripted"})
 
 
 def accept() -> str:

@@ -109,8 +109,9 @@ _NO_CHANGE = re.compile(
 )
 _RIGHT_AS_IS = re.compile(
     r"\b(is|are|was|seems?|looks?)\s+(already\s+)?(correct|right|fine|valid|sufficient)\b"
-    r"|\balready\s+(correct|right|fine|valid|sufficient|does\s+what|returns\s+the\s+"
-    r"(correct|right|expected|desired))\b"
+    r"|\balready\s+(correct|right|fine|valid|sufficient|does\s+what|"
+    r"(returns|produces|gives|generates|yields|outputs|achieves)\s+the\s+"
+    r"(correct|right|expected|desired|required|wanted))\b"
     r"|\balready\s+(uses?|using|includes?|including|has|handles?|handling)\b[^.;]*"
     r"\b(correct|right|sufficient|needed|required|proper)\b"
     r"|\bwhich\s+is\s+(sufficient|correct|enough)\b"

@@ -34,6 +34,7 @@ from acts_sql.engine.events import (
 from acts_sql.engine.evidence_rule import AGREEMENT
 from acts_sql.engine.fingerprint import ResultShape, result_shape
 from acts_sql.engine.groups_view import present_groups
+from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
 from acts_sql.engine.result_checks import judge_unsupported
@@ -121,6 +122,7 @@ class CandidateStage:
     tree: PlanTree
     accepted: Candidate | None
     min_agreement: int
+    named: NamedNames
     _raw_pending: bool
     _raw_sql: str | None
     _rules_pending: bool
@@ -381,6 +383,8 @@ class CandidateStage:
             fault = judge_unsupported(
                 self.task.question, self.book.representative(chosen).result, group.votes
             )
+        if chosen is not None and fault is None:
+            fault = self._drops_names(chosen)
         if chosen is not None and fault is None and self._too_few_votes(chosen):
             return self._unconfirmed(node, chosen, decision, view.labels)
         if chosen is not None and fault is None:
@@ -483,6 +487,14 @@ class CandidateStage:
             f"{share:.0%} of its reason is copied (most of it from {source}), "
             "so it says nothing of the candidate"
         )
+
+    def _drops_names(self, group_id: str) -> str | None:
+        """Why the SQL a judge's "accept" would return may not be accepted: it drops a name
+        the question and the user's SQL both give (`acts_sql.engine.named_names`); or None."""
+        check = self.named.check([self.book.representative(group_id).sql])
+        if check.verdict != "fail":
+            return None
+        return f"a check fails ({check.name}: {check.detail})"
 
     def _too_few_votes(self, group_id: str) -> bool:
         return self.book.groups[group_id].votes < self.min_agreement

@@ -41,6 +41,7 @@ from acts_sql.engine.evidence_rule import (
     verdict,
 )
 from acts_sql.engine.fingerprint import result_shape
+from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedLLM
 from acts_sql.engine.scaled_budget import SearchAllowance, scale
@@ -78,6 +79,7 @@ class EvidenceStage:
     _raw_pending: bool
     _rules_pending: bool
     _gathered: tuple[list[PoolEntry], list[PoolEntry]]
+    named: NamedNames
 
     if TYPE_CHECKING:
 
@@ -145,7 +147,10 @@ class EvidenceStage:
 
     def _verdict(self, entries: list[PoolEntry]) -> EvidenceVerdict:
         return verdict(
-            self._evidence(entries), question=self.task.question, generated=self.trust.generated
+            self._evidence(entries),
+            question=self.task.question,
+            generated=self.trust.generated,
+            named=self.named,
         )
 
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:

@@ -13,7 +13,9 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
   different result"; so no sample is drawn unless one of them returns such a result);
 - that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows);
 - the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
-  at least one of them passes.
+  at least one of them passes;
+- no agreeing candidate drops a name that the question and the user's SQL both give
+  (`acts_sql.engine.named_names`).
 
 Otherwise nothing is decided: the gathered candidates join the first pool of the search, as
 the raw rewrite and the rule repair always did (no call is lost), and the search runs.
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from acts_sql.db.result import ExecResult
+from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, shape_checks
 from acts_sql.engine.trust import TrustContext
 from acts_sql.prompts.context import TaskContext
@@ -79,7 +82,12 @@ def usable(evidence: Sequence[Evidence]) -> list[Evidence]:
 
 
 def verdict(
-    evidence: list[Evidence], *, question: str, generated: bool, needed: int = AGREEMENT
+    evidence: list[Evidence],
+    *,
+    question: str,
+    generated: bool,
+    needed: int = AGREEMENT,
+    named: NamedNames | None = None,
 ) -> EvidenceVerdict:
     """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
     ranked = Counter(e.fingerprint for e in usable(evidence)).most_common()
@@ -101,15 +109,25 @@ def verdict(
             reason=f"{count} samples agree, but neither the raw rewrite nor the rule repair "
             "returns their result",
         )
-    return _checked(evidence, fingerprint, count, question=question, generated=generated)
+    return _checked(
+        evidence, fingerprint, count, question=question, generated=generated, named=named
+    )
 
 
 def _checked(
-    evidence: list[Evidence], fingerprint: str, count: int, *, question: str, generated: bool
+    evidence: list[Evidence],
+    fingerprint: str,
+    count: int,
+    *,
+    question: str,
+    generated: bool,
+    named: NamedNames | None,
 ) -> EvidenceVerdict:
-    """The agreeing result against the result checks."""
-    result = next(e.result for e in evidence if e.fingerprint == fingerprint)
-    checks = shape_checks(question, result)
+    """The agreeing result against the result checks and the names check."""
+    agreeing = [e for e in evidence if e.fingerprint == fingerprint]
+    checks = shape_checks(question, agreeing[0].result)
+    if named is not None and named.names:
+        checks.append(named.check(e.sql for e in agreeing))
     bad = failed(checks)
     if bad:
         return EvidenceVerdict(

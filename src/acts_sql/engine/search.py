@@ -78,6 +78,7 @@ from acts_sql.engine.events import (
 )
 from acts_sql.engine.evidence import EVIDENCE_RULE, EvidenceStage
 from acts_sql.engine.feedback import rejection_feedback
+from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.prefetch import NoExecution, first_request
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
@@ -183,6 +184,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         self.draws = SampleLedger()
         self.min_agreement = options.agreement_needed(pool.size)
         self.allowance = SearchAllowance(budget)
+        self.named = NamedNames.of(task.question, task.original_sql, task.schema_names)
 
     # ----------------------------------------------------------------- setup
     def known_tools(self) -> list[str]:

@@ -1,0 +1,150 @@
+"""The names check (issue 38, item 5): a correction that drops a name the question and the
+user's SQL both give is not accepted, by the evidence gate or by the judge; it stays ranked.
+Table-driven unit cases, then scripted runs on real SQLite that accept without the check."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acts_sql import Budget, CorrectionOptions, correct
+from acts_sql.engine.named_names import NamedNames
+from support import generated_reply as gen
+from support import raw_reply as raw
+from support import scripted
+
+SCHEMA = {"cards": ["id", "name"], "card_choice": ["id", "card_id", "non_valid_cards"]}
+QUESTION = (
+    "Return the cards that no card_choice row references, as its card_id or inside its "
+    "non_valid_cards JSON array."
+)
+USERS_SQL = (
+    "SELECT c.* FROM cards AS c WHERE NOT EXISTS (SELECT 1 FROM card_choice AS cc "
+    "WHERE cc.non_valid_cards = CAST(c.id AS TEXT))"
+)
+
+CASES = [
+    # id, candidate SQL, verdict
+    (
+        "drops the JSON column",
+        "SELECT c.* FROM cards AS c WHERE c.id NOT IN (SELECT card_id FROM card_choice)",
+        "fail",
+    ),
+    (
+        "keeps it inside json_each",
+        "SELECT c.* FROM cards AS c WHERE NOT EXISTS (SELECT 1 FROM card_choice AS cc, "
+        "json_each(cc.non_valid_cards) AS j WHERE cc.card_id = c.id OR j.value = c.id)",
+        "pass",
+    ),
+    (
+        "keeps it in any case",
+        "SELECT * FROM CARDS WHERE id NOT IN (SELECT CARD_ID FROM CARD_CHOICE UNION "
+        "SELECT value FROM card_choice, json_each(NON_VALID_CARDS))",
+        "pass",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_candidate_keeps_the_names_the_question_and_the_users_sql_give(sql, expected):
+    named = NamedNames.of(QUESTION, USERS_SQL, SCHEMA)
+    assert named.names == {"cards", "card_choice", "non_valid_cards"}  # "id" is too short
+    check = named.check([sql])
+    assert check.verdict == expected, check.detail
+    if expected == "fail":
+        assert "non_valid_cards" in check.detail
+
+
+@pytest.mark.parametrize(
+    ("question", "sql", "schema"),
+    [
+        # the user's wrong table name is not a schema name: dropping it is the fix
+        (
+            "Where is each department?",
+            "SELECT place FROM department",
+            {"departments": ["place"]},
+        ),
+        # the question names a column the user's SQL never used
+        ("Count the rows by non_valid_cards.", "SELECT COUNT(*) FROM cards", SCHEMA),
+        # no user's SQL (text-to-SQL)
+        (QUESTION, "", SCHEMA),
+    ],
+)
+def test_names_the_check_does_not_hold_to(question, sql, schema):
+    named = NamedNames.of(question, sql, schema)
+    assert named.check(["SELECT 1"]).verdict == "unknown"
+
+
+# ------------------------------------------------------------------ in a run
+
+RUN_QUESTION = "List the users whose name or nickname starts with 'a'; mine returns too few."
+RUN_USERS_SQL = "SELECT name FROM users WHERE name LIKE 'a%' AND nickname LIKE 'a%'"
+DROPS = "SELECT name FROM users WHERE name LIKE 'a%'"
+KEEPS = "SELECT name FROM users WHERE name LIKE 'a%' OR nickname LIKE 'a%'"
+GENERATE_ONLY = {"cursor": "n1", "nodes": [{"id": "n1", "tool": "generate_sql"}]}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, nickname TEXT)")
+        conn.executemany(
+            "INSERT INTO users VALUES (?, ?, ?)",
+            [(1, "ann", "zed"), (2, "bob", "al"), (3, "amy", "ace")],
+        )
+    return str(path)
+
+
+def accept(group: str) -> str:
+    reason = f"group {group} filters the users by the first letter"
+    return json.dumps({"reason": reason, "verdict": "accept", "group": group, "backtrack_to": None})
+
+
+def events(result: Any, kind: str) -> list[Any]:
+    return [e for e in result.trace if e.kind == kind]
+
+
+def script(generated: str, group: str) -> dict[str, list[str]]:
+    """The gate's two raw replies (both drop `nickname`), a plan, a pool of two `generated`,
+    and a judge accepting `group` (A: the gate's result, which has the most votes; B: the
+    other)."""
+    return {
+        "correct": [raw(DROPS), raw("SELECT u.name FROM users AS u WHERE u.name LIKE 'a%'")],
+        "plan": [json.dumps(GENERATE_ONLY)],
+        "generate_sql": [gen(generated)] * 2,
+        "judge": [accept(group)],
+    }
+
+
+def test_the_gate_does_not_accept_an_agreement_that_drops_a_named_column(db):
+    options = CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=7))
+    result = correct(
+        db, RUN_QUESTION, RUN_USERS_SQL, llm=scripted(script(KEEPS, "B")), options=options
+    )
+
+    gate = events(result, "evidence")
+    assert len(gate) == 1 and gate[0].data.accepted is False
+    assert "names kept: fail" in gate[0].summary and "nickname" in gate[0].summary
+    assert events(result, "plan")  # the search ran
+    # and the judge accepted the candidate that keeps the column
+    assert result.accepted is True and result.reason == "accepted"
+    assert sorted(r[0] for r in result.result.rows) == ["amy", "ann", "bob"]
+
+
+def test_the_judge_may_not_accept_a_candidate_that_drops_a_named_column(db):
+    options = CorrectionOptions(candidates=2, evidence_gate=False, budget=Budget(max_llm_calls=5))
+    result = correct(
+        db, RUN_QUESTION, RUN_USERS_SQL, llm=scripted(script(DROPS, "A")), options=options
+    )
+
+    judged = events(result, "judgement")
+    assert judged and judged[0].data.by == "engine" and judged[0].data.verdict == "reject"
+    assert "the judge accepted, but a check fails (names kept" in judged[0].summary
+    assert result.accepted is False
+    # it stays ranked: the returned SQL is still the candidate many agree on
+    assert sorted(r[0] for r in result.result.rows) == ["amy", "ann"]
