@@ -74,3 +74,30 @@ def test_without_ask_the_run_never_waits(tmp_path: Path, figure3):
     assert reply.status_code == 200
     assert not [e for e in reply.json()["trace"] if e["kind"] == "choice_needed"]
     assert refused.status_code == 409
+
+
+def test_the_view_key_may_answer_the_choice_of_its_run_only(tmp_path: Path, figure3):
+    config = service_config(tmp_path, script=script(figure3.sql))
+    with running_service(config) as service, service.client() as client:
+        started = client.post("/v1/correct", json=body(figure3, ask=True, wait=False)).json()
+        run_id = started["run_id"]
+        key = started["links"]["viewer"].split("?key=")[1]
+        other = client.post("/v1/correct", json=body(figure3, ask=True, wait=False)).json()
+        deadline = time.monotonic() + 30
+        while not waiting(service, run_id) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with service.client(token=None) as browser:
+            no_key = browser.post(f"/v1/runs/{run_id}/choice", json={"reading": "n1.2"})
+            wrong_run = browser.post(
+                f"/v1/runs/{other['run_id']}/choice?key={key}", json={"reading": "n1.2"}
+            )
+            not_a_choice = browser.post(f"/v1/correct?key={key}", json=body(figure3))
+            chosen = browser.post(f"/v1/runs/{run_id}/choice?key={key}", json={"reading": "n1.2"})
+        finished = until(client, run_id, lambda r: r.get("status") == "finished")
+        client.post(f"/v1/runs/{other['run_id']}/choice", json={"reading": "n1.1"})
+
+    assert no_key.status_code == 401
+    assert wrong_run.status_code in (401, 403, 404) and "key" in wrong_run.text
+    assert not_a_choice.status_code == 401
+    assert chosen.status_code == 200, chosen.text
+    assert finished["sql"] == SECOND

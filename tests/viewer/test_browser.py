@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from acts_sql.demo import get_task
 from acts_sql.viewer import render_html
+from engine.test_ask_person import SECOND
+from engine.test_ask_person import script as ask_script
 from server.service import running_service, service_config
 from viewer.chromium import Browser, chromium_path
 from viewer.conftest import PAYLOAD
@@ -356,3 +359,68 @@ def test_the_diff_ignores_layout_and_keyword_case(browser, figure3_result, tmp_p
     assert {"b1", "b2", "start_time", "end_time"} <= set(added)
     assert "SELECT" not in added and "FROM" not in added  # shared tokens are not changes
     assert browser.exceptions == []
+
+
+def asking(task, *, wait: bool = True, max_seconds: float = 300) -> dict:
+    """A request that may ask the person, with one candidate a pool (the script's)."""
+    return {
+        "database": "demo",
+        "question": task.question,
+        "sql": task.sql,
+        "options": {"candidates": 1, "budget": {"max_seconds": max_seconds}},
+        "ask": True,
+        "wait": wait,
+    }
+
+
+def test_the_service_page_shows_the_readings_as_buttons_and_sends_the_choice(browser, tmp_path):
+    task = get_task("figure3")
+    config = service_config(tmp_path, script=ask_script(task.sql))
+    with running_service(config) as svc, svc.client() as client:
+        started = client.post("/v1/correct", json=asking(task, wait=False)).json()
+        browser.open(svc.base_url + started["links"]["viewer"])
+        browser.wait_for("document.querySelectorAll('#choice button.choose').length === 2")
+        readings = browser.evaluate(
+            "[...document.querySelectorAll('#choice .reading')].map(el => ({"
+            " id: el.dataset.reading, sql: el.querySelector('pre.sql').textContent,"
+            " rows: el.querySelectorAll('tbody tr').length}))"
+        )
+        assert not svc.registry.get(started["run_id"]).done  # the run waits for the person
+        browser.screenshot(ARTIFACTS / "viewer-choice.png")
+        browser.click('#choice .reading[data-reading="n1.2"] button.choose')
+        browser.wait_for("document.body.dataset.state === 'finished'", timeout=20)
+        status = browser.wait_for(
+            "document.querySelector('#choice .choice-status')?.textContent.startsWith('You chose')"
+            " && document.querySelector('#choice .choice-status').textContent"
+        )
+        chosen = browser.evaluate(
+            "[...document.querySelectorAll('#choice .reading.chosen')]"
+            ".map(el => el.dataset.reading)"
+        )
+        buttons = browser.evaluate("document.querySelectorAll('#choice button.choose').length")
+        final = client.get(started["links"]["run"]).json()
+
+    assert [r["id"] for r in readings] == ["n1.1", "n1.2"]
+    assert readings[1]["sql"] == SECOND and all(r["rows"] >= 1 for r in readings)
+    assert status == "You chose n1.2." and chosen == ["n1.2"] and buttons == 0
+    assert final["sql"] == SECOND and "the person chose reading n1.2" in final["reason"]
+    assert browser.exceptions == [], json.dumps(browser.exceptions)
+
+
+def test_a_page_without_a_choice_link_shows_the_readings_without_buttons(browser, tmp_path):
+    task = get_task("figure3")
+    config = service_config(tmp_path, script=ask_script(task.sql))
+    with running_service(config) as svc, svc.client() as client:
+        reply = client.post("/v1/correct", json=asking(task, max_seconds=3)).json()
+        page = tmp_path / "asked.html"
+        page.write_text(render_html(svc.registry.get(reply["run_id"]).result))
+    browser.open(page.as_uri())
+    browser.wait_for("document.body.dataset.state === 'finished'")
+    shown = browser.evaluate(
+        "({readings: document.querySelectorAll('#choice .reading').length,"
+        " buttons: document.querySelectorAll('#choice button').length,"
+        " status: document.querySelector('#choice .choice-status').textContent})"
+    )
+    assert shown["readings"] == 2 and shown["buttons"] == 0
+    assert shown["status"].startswith("No choice in time")
+    assert browser.exceptions == [], json.dumps(browser.exceptions)

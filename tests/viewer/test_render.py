@@ -130,9 +130,17 @@ def test_the_live_page_points_at_the_run_stream():
         "run_id": "abc",
         "events_url": "/v1/runs/abc/events?key=k",
         "result_url": "/v1/runs/abc?key=k",
+        "choice_url": None,
         "result": None,
     }
     assert "<img" not in page
+    asking = render_live_html(
+        run_id="abc",
+        events_url="/v1/runs/abc/events?key=k",
+        result_url="/v1/runs/abc?key=k",
+        choice_url="/v1/runs/abc/choice?key=k",
+    )
+    assert payload(asking)["choice_url"] == "/v1/runs/abc/choice?key=k"
 
 
 def test_the_script_names_event_kinds_that_exist(figure3_result):

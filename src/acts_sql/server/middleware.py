@@ -20,6 +20,7 @@ from acts_sql.server.errors import ApiError, ErrorCode, error_response
 
 PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 _KEY_READABLE = re.compile(r"^(/v1/runs/[^/]+(/events)?|/runs/[^/]+)/?$")
+_KEY_CHOOSABLE = re.compile(r"^/v1/runs/[^/]+/choice/?$")
 ACCESS_KEY = "acts_sql_access"
 """Where the middleware leaves the request's `Access` in the scope's state."""
 
@@ -58,7 +59,13 @@ class AuthMiddleware:
 
     @staticmethod
     def _may_use_key(scope: Scope) -> bool:
-        if scope["method"] not in ("GET", "HEAD") or not _KEY_READABLE.match(scope["path"]):
+        """A view key opens a run's reads, and its choice (the viewer's reading buttons:
+        whoever holds the page may answer the question it shows)."""
+        if scope["method"] in ("GET", "HEAD"):
+            allowed = _KEY_READABLE.match(scope["path"])
+        else:
+            allowed = scope["method"] == "POST" and _KEY_CHOOSABLE.match(scope["path"])
+        if not allowed:
             return False
         return "key" in QueryParams(scope.get("query_string", b"").decode("latin-1"))
 

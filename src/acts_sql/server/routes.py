@@ -368,6 +368,7 @@ def _add_viewer_route(router: APIRouter, registry: RunRegistry) -> None:
                 events_url=f"/v1/runs/{run.id}/events{suffix}",
                 result_url=f"/v1/runs/{run.id}{suffix}",
                 question=run.spec.question,
+                choice_url=f"/v1/runs/{run.id}/choice{suffix}" if run.spec.ask else None,
             )
         csp = content_security_policy() + "; frame-ancestors 'none'"
         return HTMLResponse(page, headers={**SECURITY_HEADERS, "Content-Security-Policy": csp})

@@ -112,18 +112,29 @@ def render_html(result: CorrectionResult) -> str:
     return build_page(payload, page_title(result.question))
 
 
-def render_live_html(*, run_id: str, events_url: str, result_url: str, question: str = "") -> str:
+def render_live_html(
+    *,
+    run_id: str,
+    events_url: str,
+    result_url: str,
+    question: str = "",
+    choice_url: str | None = None,
+) -> str:
     """A page that draws a run while it is in progress, from its event stream.
 
     `events_url` is the run's server-sent-event stream (replayed from the
     start), `result_url` gives the final result once the stream has ended;
     both must be same-origin URLs the page may read without headers.
+    `choice_url`, for a run that may ask the person, takes a reading as
+    ``POST {"reading": id}``: a `choice_needed` event then shows the readings
+    with buttons (without it, the readings are shown without buttons).
     """
     payload = {
         "mode": "live",
         "run_id": run_id,
         "events_url": events_url,
         "result_url": result_url,
+        "choice_url": choice_url,
         "result": None,
     }
     return build_page(payload, page_title(question))

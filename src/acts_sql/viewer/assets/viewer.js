@@ -83,6 +83,7 @@
       groups: new Map(),
       replans: [],
       expanded: new Set(),
+      choice: null,
     };
   }
 
@@ -380,6 +381,13 @@
         break;
       case KIND.LLM_CALL:
         if (node) node.llm.push({ purpose: event.purpose, summary: event.summary, data: d });
+        break;
+      case KIND.CHOICE_NEEDED:
+        st.choice = { readings: d.readings || [], timeout: d.timeout, made: null, sent: null, note: "" };
+        break;
+      case KIND.CHOICE_MADE:
+        if (!st.choice) st.choice = { readings: [], timeout: null, made: null, sent: null, note: "" };
+        st.choice.made = { reading: d.reading || null, by: d.by || "" };
         break;
       case KIND.RUN_FINISHED:
         st.final = { accepted: !!d.accepted, sql: d.sql || "", node: d.node || null };
@@ -1013,8 +1021,82 @@
     );
   }
 
+  /* ---------- asking the person (a run started with "ask": true) ---------- */
+
+  function chooseReading(id) {
+    const choice = st.choice;
+    if (!choice || choice.made || choice.sent || !DATA.choice_url) return;
+    choice.sent = id;
+    choice.note = "sending…";
+    renderChoice();
+    fetch(DATA.choice_url, {
+      method: "POST",
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ reading: id }),
+    })
+      .then((r) => r.json().catch(() => ({})).then((body) => ({ ok: r.ok, status: r.status, body: body })))
+      .then((reply) => {
+        if (reply.ok) {
+          choice.note = "sent: the run goes on with " + id;
+        } else {
+          const err = (reply.body && reply.body.error) || {};
+          choice.sent = null;
+          choice.note = "not taken (HTTP " + reply.status + "): " + (err.message || "no detail");
+        }
+        renderChoice();
+      })
+      .catch((err) => {
+        choice.sent = null;
+        choice.note = "not sent: " + err.message;
+        renderChoice();
+      });
+  }
+
+  function readingCard(option, choice) {
+    const chosen = choice.made ? choice.made.reading === option.id : choice.sent === option.id;
+    const open = !choice.made && !choice.sent && !!DATA.choice_url && st.status === "running";
+    return h("div", { class: "reading" + (chosen ? " chosen" : ""), data: { reading: option.id } },
+      h("div", { class: "reading-head" },
+        h("span", { class: "node-id", text: option.id }),
+        h("span", { class: "reading-text", text: option.reading || "(no reading text)" })),
+      h("pre", { class: "sql small", text: option.sql || "" }),
+      tableView({ columns: (option.columns || []).map(String), rows: option.rows || [],
+        note: plural(option.row_count || 0, "row") + ((option.rows || []).length < (option.row_count || 0) ? ", the first " + option.rows.length + " shown" : "") }),
+      open ? h("button", { type: "button", class: "choose", "aria-label": "choose reading " + option.id,
+        onclick: () => chooseReading(option.id) }, "Use this reading") : null,
+      chosen ? h("div", { class: "node-mark", text: choice.made ? "✓ chosen" : "✓ sent" }) : null);
+  }
+
+  function renderChoice() {
+    const host = document.getElementById("choice");
+    if (!host) return;
+    host.replaceChildren();
+    const choice = st.choice;
+    host.hidden = !choice;
+    if (!choice) return;
+    let status;
+    if (choice.made) {
+      status = choice.made.by === "person"
+        ? "You chose " + choice.made.reading + "."
+        : "No choice in time: the engine returns its own best candidate.";
+    } else if (!DATA.choice_url) {
+      status = "The run asked which reading was meant.";
+    } else {
+      const wait = typeof choice.timeout === "number" ? " within " + Math.round(choice.timeout) + " s" : "";
+      status = "Choose one" + wait + "; without an answer the engine returns its own best candidate.";
+    }
+    put(host,
+      h("h2", { text: "The request reads more than one way, and the readings return different rows" }),
+      h("p", { class: "choice-status", role: "status", text: status }),
+      choice.note ? h("p", { class: "choice-note", text: choice.note }) : null,
+      h("div", { class: "readings" }, choice.readings.map((option) => readingCard(option, choice))));
+  }
+
   function render() {
     renderHeader();
+    renderChoice();
     renderTree();
     renderDetail();
     document.body.dataset.state = st.status;
