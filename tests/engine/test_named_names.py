@@ -69,7 +69,7 @@ def test_a_candidate_keeps_the_names_the_question_and_the_users_sql_give(sql, ex
             {"departments": ["place"]},
         ),
         # the question names a column the user's SQL never used
-        ("Count the rows by non_valid_cards.", "SELECT COUNT(*) FROM cards", SCHEMA),
+        ("Group the rows by non_valid_cards.", "SELECT COUNT(*) FROM cards", SCHEMA),
         # no user's SQL (text-to-SQL)
         (QUESTION, "", SCHEMA),
     ],
@@ -77,6 +77,45 @@ def test_a_candidate_keeps_the_names_the_question_and_the_users_sql_give(sql, ex
 def test_names_the_check_does_not_hold_to(question, sql, schema):
     named = NamedNames.of(question, sql, schema)
     assert named.check(["SELECT 1"]).verdict == "unknown"
+
+
+WEEKLY = "Aggregate (average) the levels by week; mine gives an incorrect count per week."
+WEEKLY_SQL = "SELECT week, COUNT(*), AVG(cl) AS cl FROM experiment GROUP BY week"
+AGGREGATE_CASES = [
+    # id, candidate SQL, verdict, dropped
+    (
+        "sums instead of averaging, and drops the count",
+        "SELECT week, SUM(cl) AS cl FROM experiment GROUP BY week",
+        "fail",
+        "AVG(), COUNT()",
+    ),
+    (
+        "keeps both, another grouping",
+        "SELECT date(ts, 'weekday 4') AS week, count (*), avg(cl) FROM experiment GROUP BY 1",
+        "pass",
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected", "dropped"),
+    [c[1:] for c in AGGREGATE_CASES],
+    ids=[c[0] for c in AGGREGATE_CASES],
+)
+def test_a_candidate_keeps_the_aggregates_the_question_asks_for(sql, expected, dropped):
+    named = NamedNames.of(WEEKLY, WEEKLY_SQL, {"experiment": ["week", "cl", "ts"]})
+    assert named.aggregates == {"AVG", "COUNT"}  # SUM is neither asked for nor used
+    check = named.check([sql])
+    assert check.verdict == expected, check.detail
+    assert dropped in check.detail
+
+
+def test_min_and_max_may_become_an_order_by():
+    question = "Which room has the highest price?"
+    named = NamedNames.of(question, "SELECT MAX(price) FROM rooms", {"rooms": ["price"]})
+    assert not named.aggregates
+    assert named.check(["SELECT name FROM rooms ORDER BY price DESC LIMIT 1"]).verdict == "pass"
 
 
 # ------------------------------------------------------------------ in a run

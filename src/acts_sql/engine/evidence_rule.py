@@ -126,7 +126,7 @@ def _checked(
     """The agreeing result against the result checks and the names check."""
     agreeing = [e for e in evidence if e.fingerprint == fingerprint]
     checks = shape_checks(question, agreeing[0].result)
-    if named is not None and named.names:
+    if named is not None and (named.names or named.aggregates):
         checks.append(named.check(e.sql for e in agreeing))
     bad = failed(checks)
     if bad:

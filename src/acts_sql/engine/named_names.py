@@ -1,4 +1,4 @@
-"""A check that does not depend on the judge: a correction keeps the names the question gives.
+"""A check that does not depend on the judge: a correction keeps what the question names.
 
 When the question names a table or a column of the schema word for word, and the user's SQL
 uses it too, both point at it: a correction that no longer mentions it at all answers a
@@ -11,6 +11,10 @@ conservative:
   common in prose);
 - "mentions" is a whole-word match anywhere in the SQL text, string literals included (a
   name inside a JSON path or a `crosstab` text is kept);
+- the same holds for the aggregates `AGGREGATES` (AVG, COUNT, SUM): one the question asks
+  for by word ("average", "how many", "total") and the user's SQL calls must still be called
+  (a correction of "the weekly average" that sums instead answers another question); MIN and
+  MAX are left out, since `ORDER BY ... LIMIT 1` is a common right rewrite of them;
 - a question that names none of the user's names gets `unknown`, which never blocks.
 
 It gates acceptance: the evidence gate accepts no result that an agreeing candidate returns
@@ -31,16 +35,28 @@ from acts_sql.engine.result_checks import ShapeCheck
 NAMES = "names kept"
 MIN_LENGTH = 3
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+AGGREGATES = {
+    "AVG": re.compile(r"\b(average[sd]?|avg|mean)\b", re.IGNORECASE),
+    "COUNT": re.compile(r"\b(counts?|how\s+many|number\s+of)\b", re.IGNORECASE),
+    "SUM": re.compile(r"\b(sums?|totals?)\b", re.IGNORECASE),
+}
+"""An aggregate, and the words of a question that ask for it."""
 
 
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text or "")}
 
 
+def _calls(sql: str, aggregate: str) -> bool:
+    return re.search(rf"\b{aggregate}\s*\(", sql or "", re.IGNORECASE) is not None
+
+
 class NamedNames(BaseModel):
-    """The schema names that both the question and the user's SQL use (lower case)."""
+    """The schema names (lower case) and the aggregates (`AVG(`) that both the question and
+    the user's SQL use."""
 
     names: frozenset[str] = frozenset()
+    aggregates: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -50,16 +66,26 @@ class NamedNames(BaseModel):
         for columns in schema_names.values():
             schema.update(c.lower() for c in columns)
         shared = _words(question) & _words(original_sql) & schema
-        return cls(names=frozenset(n for n in shared if len(n) >= MIN_LENGTH))
+        asked = [
+            name
+            for name, words in AGGREGATES.items()
+            if words.search(question or "") and _calls(original_sql, name)
+        ]
+        return cls(
+            names=frozenset(n for n in shared if len(n) >= MIN_LENGTH),
+            aggregates=frozenset(asked),
+        )
 
     def dropped(self, sql: str) -> list[str]:
-        """The names `sql` no longer mentions, sorted."""
-        return sorted(self.names - _words(sql))
+        """The names `sql` no longer mentions and the aggregates it no longer calls (as
+        `AVG()`), sorted."""
+        names = sorted(self.names - _words(sql))
+        return names + [f"{a}()" for a in sorted(self.aggregates) if not _calls(sql, a)]
 
     def check(self, sqls: Iterable[str]) -> ShapeCheck:
         """`fail` when any of `sqls` (the candidates returning one result) drops a name;
         `unknown` when the question names none of the user's names."""
-        if not self.names:
+        if not (self.names or self.aggregates):
             return ShapeCheck(
                 name=NAMES, verdict="unknown", detail="the question names none of the SQL's names"
             )
@@ -70,4 +96,5 @@ class NamedNames(BaseModel):
                 verdict="fail",
                 detail=f"drops {', '.join(dropped)}, which the question and the user's SQL name",
             )
-        return ShapeCheck(name=NAMES, verdict="pass", detail=", ".join(sorted(self.names)))
+        kept = sorted(self.names) + [f"{a}()" for a in sorted(self.aggregates)]
+        return ShapeCheck(name=NAMES, verdict="pass", detail=", ".join(kept))
