@@ -146,6 +146,8 @@ VALID = [
     "SELECT `name` FROM `users` WHERE id > ? -- a zorglub comment",
     "SELECT t.name FROM users t WHERE t.created_at >= DATE('now', '-7 days') LIMIT 10",
     "SELECT COALESCE(name, 'none') FROM users UNION SELECT LOWER(name) FROM users",
+    # columns of a derived table, used before it is written
+    "SELECT SUM(total_cost), qty FROM (SELECT amount * 2 AS total_cost, id AS qty FROM orders) s",
 ]
 
 
@@ -186,6 +188,21 @@ def test_an_invalid_name_is_refused_and_the_best_allowed_token_taken(
     assert plain == "".join(fenced(wrong))
     assert held == "".join(fenced(right))
     assert guard is not None and guard.refused >= 1
+
+
+def test_a_word_that_cannot_become_a_name_may_end_rather_than_grow_into_garbage() -> None:
+    # `sign_amount` is an alias of an earlier statement: no name starts with it, and the
+    # constrained decoder once refused every token that ended it (PostgreSQL_51, the 1.5B)
+    meant = "SELECT sign_amount, SUM(amount) FROM orders"
+    garbage = "SELECT sign_amountSUM(amount) FROM orders"
+    replies = [fenced(meant), fenced(garbage)]
+    held, guard, _ = decode(replies, names=NAMES)
+    assert held == "".join(fenced(meant))
+    assert guard is not None and guard.refused == 0
+    # a word that can still grow into a name is held to it
+    replies = [fenced("SELECT nam, age FROM users"), fenced("SELECT name, age FROM users")]
+    held, guard, _ = decode(replies, names=NAMES, extra=["e"])
+    assert guard is not None and guard.refused >= 1 and held != "".join(replies[0])
 
 
 def test_a_draft_is_cut_at_the_token_the_constraint_refuses() -> None:

@@ -18,7 +18,9 @@ valid:
 - a qualifier (``x.``) must be a name or an alias, except inside a SELECT list
   whose FROM clause is not written yet, where it may be an alias defined
   later (``SELECT T1.a FROM t AS T1``); there a word is only judged once it
-  is complete;
+  is complete, and only when a name, keyword or alias starts with it (it may
+  grow into one): any other word may be a column that a later derived table
+  or CTE defines;
 - a word right after ``AS``, ``WITH``, ``WINDOW``, ``OVER``, ``::``, after a
   complete operand (``FROM t x``, ``SELECT a b``, ``) d``) or inside the
   column list of a CTE or derived table defines a name: never refused, and
@@ -275,7 +277,25 @@ class NameRules:
             return False
         if after == "(" or (following is not None and following.kind == "string"):
             return True
-        return self.names.is_word(name)
+        if self.names.is_word(name):
+            return True
+        return self._unknowable(state, lexeme)
+
+    def _unknowable(self, state: _State, lexeme: Lexeme) -> bool:
+        """A bare word in a SELECT list whose FROM is not written yet, that no name, keyword
+        or alias starts with: it may be a column a later derived table or CTE defines
+        (``SELECT SUM(total) FROM (SELECT ... AS total ...)``), and refusing its end would
+        leave the model only tokens that grow it into nothing valid (``total_costWHERE``);
+        so it may end, and the database judges it."""
+        if lexeme.kind != "word" or state.previous_role == "dot" or not self._forward(state):
+            return False
+        word, names = lexeme.text, self.names
+        folded = word.casefold()
+        return not (
+            names.starts_name(word)
+            or names.starts_word(word)
+            or any(a.startswith(folded) for a in state.aliases)
+        )
 
     def _advance(self, state: _State, lexeme: Lexeme, following: Lexeme | None) -> None:
         kind = lexeme.kind
