@@ -11,9 +11,10 @@ those regions, and every token the rules are unsure of, is allowed.
 The choosers check the token the unconstrained chooser would take first and
 look further only when the guard refuses it (what
 :class:`~acts_sql.llm.local.grammar.GrammarCheck` does for grammars): the next
-best token that both the grammar and the guard allow
-(:class:`ConstrainedGreedy`), or a draw among the allowed tokens of the same
-truncated distribution (:class:`ConstrainedSample`). When nothing is refused
+best token that both the grammar and the guard allow, if the model finds it
+likely enough (`MAX_GAP`) (:class:`ConstrainedGreedy`), or a draw among the
+allowed tokens of the same truncated distribution (:class:`ConstrainedSample`);
+with no such token the refused one is written. When nothing is refused
 the reply is the unconstrained one, token for token; a drafted token the guard
 refuses is not the greedy choice, so prompt lookup's accepted prefix ends
 there.
@@ -35,6 +36,12 @@ if TYPE_CHECKING:
 TOP_CANDIDATES = 64
 """Tokens looked at, best first, for one allowed by the grammar and the guard; if none
 is, the grammar's best is taken (the guard never leaves a reply without a token)."""
+MAX_GAP = 4.6
+"""A refused greedy token is replaced only by an allowed one the model finds at least about
+1/100 as likely (a logit at most this much lower; e^4.6 = 100). With none, the refused token
+stays and the database names the error: forcing a token the model does not want grew a word
+into nothing valid (`sign_amountSUM(`, docs/BENCHMARKS.md). Samples likewise redraw only
+within their own truncated distribution."""
 
 _FENCE = re.compile(r"```[ \t]*sql[^\n`]*\n", re.IGNORECASE)
 _TRAILING_TICKS = re.compile(r"(?:^|\n)[ \t]*(`{1,2})\Z")
@@ -128,7 +135,11 @@ class NameGuard:
         self.json_fields = json_fields
         self.text = b""
         self.refused = 0
-        """Positions where the guard refused the token the unconstrained chooser took."""
+        """Positions where the guard refused the token the unconstrained chooser took and
+        another was written."""
+        self.let_through = 0
+        """Positions where it refused it but no allowed token was likely enough (`MAX_GAP`):
+        the refused token was written."""
 
     def accept(self, token: int) -> None:
         self.text += self.piece(token)
@@ -196,16 +207,24 @@ class ConstrainedGreedy:
             row = self.inner.masked(logits)
             token = int(np.argmax(row))
         if not self.guard.allows(token):
-            self.guard.refused += 1
-            token = self._best_allowed(row, token)
+            alternative = self._best_allowed(row, float(row[token]))
+            if alternative is None:
+                self.guard.let_through += 1
+            else:
+                self.guard.refused += 1
+                token = alternative
         self.accept(token)
         return token
 
-    def _best_allowed(self, row: npt.NDArray[Any], fallback: int) -> int:
+    def _best_allowed(self, row: npt.NDArray[Any], refused_logit: float) -> int | None:
+        """The best token both allow, within `MAX_GAP` of the refused one; None if none."""
         for candidate in ranked(row):
-            if self.inner.allows(candidate, float(row[candidate])) and self.guard.allows(candidate):
+            logit = float(row[candidate])
+            if logit < refused_logit - MAX_GAP:
+                return None
+            if self.inner.allows(candidate, logit) and self.guard.allows(candidate):
                 return candidate
-        return fallback
+        return None
 
     def accept(self, token: int) -> None:
         self.inner.accept(token)
@@ -233,21 +252,24 @@ class ConstrainedSample:
             row = grammar.masked(logits)
             token = inner.draw(row)
         if not self.guard.allows(token):
-            self.guard.refused += 1
-            token = self._redraw(row, token)
+            redrawn = self._redraw(row)
+            if redrawn is None:
+                self.guard.let_through += 1
+            else:
+                self.guard.refused += 1
+                token = redrawn
         self.accept(token)
         return token
 
-    def _redraw(self, row: npt.NDArray[Any], fallback: int) -> int:
+    def _redraw(self, row: npt.NDArray[Any]) -> int | None:
+        """A draw among the allowed tokens of the truncated distribution; None if it holds
+        none (the refused draw then stays, see `MAX_GAP`)."""
         inner = self.inner
         ids, probs = truncate(row, inner.temperature, inner.chain)
         kept = [i for i, t in enumerate(ids) if self.allows(int(t), float(row[t]))]
-        if kept:
-            return inner.draw_among(ids[kept], probs[kept] / probs[kept].sum())
-        for candidate in ranked(row):
-            if self.allows(candidate, float(row[candidate])):
-                return candidate
-        return fallback
+        if not kept:
+            return None
+        return inner.draw_among(ids[kept], probs[kept] / probs[kept].sum())
 
     def accept(self, token: int) -> None:
         self.inner.accept(token)
