@@ -73,8 +73,8 @@ def development(data: Path) -> None:
                 dropped += 1
                 print(f"  solution drops a name: {s}/{solution['instance_id']}")
     print(
-        f"development split: {total} tasks, {applicable} name one of the issue SQL's names or aggregates, "
-        f"{dropped} solution(s) drop one"
+        f"development split: {total} tasks, {applicable} name one of the issue SQL's names "
+        f"or aggregates, {dropped} solution(s) drop one"
     )
     tally: Counter[tuple[str, bool, bool]] = Counter()
     for records in sorted((ROOT / "results/bird-critic-dev").glob("*/records.jsonl")):
