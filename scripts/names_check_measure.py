@@ -15,8 +15,6 @@ databases are not here: a task's schema names are read from its `preprocess_sql`
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import logging
 import sqlite3
 from collections import Counter
@@ -26,6 +24,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from acts_sql.bench import loader
 from acts_sql.bench.everyday.cases import fixture_statements, load_cases
 from acts_sql.engine.named_names import NamedNames
 
@@ -35,7 +34,7 @@ DIALECTS = {"PostgreSQL": "postgres", "SQLite": "sqlite", "MySQL": "mysql"}
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [row for _, row in loader.read_jsonl(path)]
 
 
 def stand_in_schema(task: dict[str, Any]) -> dict[str, list[str]]:
@@ -107,7 +106,7 @@ def everyday() -> None:
     gold = [i for i, c in cases.items() if names[i].check([c.gold_sql]).verdict == "fail"]
     checked = blocked = 0
     for path in sorted((ROOT / "results/everyday-local").glob("*/traces/*/*.json.gz")):
-        trace = json.loads(gzip.decompress(path.read_bytes()))
+        trace = loader.read_trace(path)
         case = path.name.split(".")[0]
         if not trace["accepted"]:
             continue
