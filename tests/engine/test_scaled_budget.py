@@ -18,7 +18,13 @@ from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import Budget as BudgetModel
 from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError
 from acts_sql.engine.evidence_rule import Evidence
-from acts_sql.engine.scaled_budget import JUDGEMENT_CALLS, ROUND_CALLS, SearchAllowance, scale
+from acts_sql.engine.scaled_budget import (
+    JUDGEMENT_CALLS,
+    SearchAllowance,
+    round_calls,
+    scale,
+    unit_calls,
+)
 from support import generated_reply as gen
 from support import raw_reply as raw
 from support import scripted
@@ -43,6 +49,8 @@ def ev(origin: str, fingerprint: str | None, result: ExecResult, refusal: str | 
     )
 
 
+ROUND_CALLS = round_calls(4)
+"""A round with pools of 4 (the local default): plan, detection, 4 samples, judgement, spare."""
 ANN = ok(("ann",), ("bob",))
 CY = ok(("cy",), ("dee",))
 
@@ -95,14 +103,22 @@ LEVELS = [
     ids=[case[0] for case in LEVELS],
 )
 def test_the_level_of_the_gathered_evidence(gathered, fails, level, more):
-    scaled = scale(gathered, QUESTION, user_sql_fails=fails)
+    scaled = scale(gathered, QUESTION, user_sql_fails=fails, pool_size=4)
     assert (scaled.level, scaled.more_calls) == (level, more)
 
 
 def test_a_result_the_shape_check_fails_does_not_stop_the_search():
     """ "How many" wants one number: two rows are no evidence to stop on."""
-    scaled = scale([ev("raw", "f1", ANN)], "How many users are there?", user_sql_fails=True)
+    scaled = scale(
+        [ev("raw", "f1", ANN)], "How many users are there?", user_sql_fails=True, pool_size=4
+    )
     assert scaled.level == "open"
+
+
+def test_a_round_reaches_its_judgement():
+    """Plan, detection, a choice, a pool of K and its judgement fit in a round, with a spare."""
+    assert [round_calls(k) for k in (1, 4, 8)] == [6, 9, 13]
+    assert [unit_calls(k) for k in (1, 4)] == [2, 5]
 
 
 def test_the_allowance_caps_calls_below_the_limit_and_grows_for_a_judgement():
@@ -111,8 +127,8 @@ def test_the_allowance_caps_calls_below_the_limit_and_grows_for_a_judgement():
     allowance = SearchAllowance(tracker)
     assert allowance.grow("f1") is None  # not started: the budget's limit holds
     gathered = [ev("raw", None, failing()), ev("rule:x", "f0", ANN)]
-    level = scale(gathered, QUESTION, user_sql_fails=False)
-    assert allowance.start(level, {"f0"}) == 7
+    level = scale(gathered, QUESTION, user_sql_fails=False, pool_size=1)
+    assert allowance.start(level, {"f0"}) == 1 + round_calls(1) == 7
     for _ in range(4):
         tracker.take_llm_call()
     assert allowance.grow("f0") is None  # agreed on at the gate: already counted
@@ -126,26 +142,42 @@ def test_the_allowance_caps_calls_below_the_limit_and_grows_for_a_judgement():
         tracker.take_llm_call()
 
 
+def test_room_for_a_unit_counts_what_is_left():
+    tracker = BudgetTracker(BudgetModel(max_llm_calls=20))
+    allowance = SearchAllowance(tracker)
+    assert allowance.room_for(100)  # not started: the budget's own limit decides
+    allowance.start(scale([], QUESTION, user_sql_fails=False, pool_size=4), set())
+    for _ in range(7):
+        tracker.take_llm_call()
+    assert allowance.room_for(2) and not allowance.room_for(3)
+    error = allowance.spent("a pool and its judgement", 5)
+    assert str(error) == (
+        "scaled budget spent: 9 LLM calls: no result may be accepted yet; one round; "
+        "a pool and its judgement needs 5, 2 left"
+    )
+
+
 def test_agreement_grows_the_allowance_at_most_twice_and_never_past_the_limit():
     tracker = BudgetTracker(BudgetModel(max_llm_calls=11))
     allowance = SearchAllowance(tracker)
-    allowance.start(scale([], QUESTION, user_sql_fails=False), set())
+    round1 = round_calls(1)
+    allowance.start(scale([], QUESTION, user_sql_fails=False, pool_size=1), set())
     grown = []
     for fingerprint in ("a", "a", "b", "c"):
-        for _ in range(ROUND_CALLS if fingerprint == "a" and not grown else 0):
+        for _ in range(round1 if fingerprint == "a" and not grown else 0):
             tracker.take_llm_call()
         grown.append(allowance.grow(fingerprint))
         tracker.take_llm_call()
     assert grown == [
-        ROUND_CALLS + JUDGEMENT_CALLS,
+        round1 + JUDGEMENT_CALLS,
         None,  # the same result again
-        ROUND_CALLS + 2 + JUDGEMENT_CALLS,
+        round1 + 2 + JUDGEMENT_CALLS,
         None,  # MAX_GROWTH reached
     ]
     capped = BudgetTracker(BudgetModel(max_llm_calls=7))
     near = SearchAllowance(capped)
-    near.start(scale([], QUESTION, user_sql_fails=False), set())
-    for _ in range(ROUND_CALLS):
+    near.start(scale([], QUESTION, user_sql_fails=False, pool_size=1), set())
+    for _ in range(round1):
         capped.take_llm_call()
     assert near.grow("a") == 7  # capped at the budget's limit
 
@@ -179,7 +211,7 @@ def accept() -> str:
     )
 
 
-def run(db: str, sql: str, script: dict[str, list[str]], **options: Any):
+def run(db: str, sql: str, script: dict[str, list[str]], calls: int = 12, **options: Any):
     executor = open_database(db)
     try:
         return correct(
@@ -188,7 +220,7 @@ def run(db: str, sql: str, script: dict[str, list[str]], **options: Any):
             sql,
             llm=scripted(script),
             options=CorrectionOptions(
-                **{"candidates": 1, **options}, budget=Budget(max_llm_calls=12)
+                **{"candidates": 1, **options}, budget=Budget(max_llm_calls=calls)
             ),
         )
     finally:
@@ -221,46 +253,71 @@ def test_a_lone_repair_of_a_failing_sql_stops_after_the_raw_call(db):
     assert len(llm_calls(full)) >= 3 and full.sql == scaled.sql
 
 
-def test_disagreement_gets_a_round_and_late_agreement_gets_its_judgement(db):
-    """The raw rewrite and the rule repair disagree: the tree gets one round (3 + 6 calls in
-    all). Its pool of 4, written with the round nearly spent, returns one result twice (two
-    independent candidates agree): the allowance is raised for that result's judgement alone
-    (a `budget_scaled` event), not by a round. A pool without agreement grows nothing."""
-    script = {
-        # the raw rewrite, then (pools of 4) two gate samples that fail
-        "correct": [raw("SELECT name FROM users WHERE team = 'red'")]
-        + [raw("SELECT nme FROM u")] * 2,
-        "plan": [json.dumps(GENERATE_ONLY)],
-        "generate_sql": [
-            gen("SELECT name FROM users WHERE id = 3"),
-            gen("SELECT name FROM users WHERE id = 1"),
-            gen("SELECT name FROM users WHERE id > 1"),
-            gen("SELECT name FROM users WHERE id >= 2"),
-        ],
-        "judge": [accept()],
-    }
+def reject() -> str:
+    return json.dumps(
+        {
+            "reason": "bob is not on the red team",
+            "verdict": "reject",
+            "group": None,
+            "backtrack_to": None,
+        }
+    )
+
+
+DISAGREEING_GATE = {
+    # the raw rewrite, then (pools of 4) two gate samples that fail
+    "correct": [raw("SELECT name FROM users WHERE team = 'red'")] + [raw("SELECT nme FROM u")] * 2,
+    "plan": [json.dumps(GENERATE_ONLY)] * 2,
+}
+AGREEING_POOL = [
+    gen("SELECT name FROM users WHERE id = 3"),
+    gen("SELECT name FROM users WHERE id = 1"),
+    gen("SELECT name FROM users WHERE id > 1"),
+    gen("SELECT name FROM users WHERE id >= 2"),
+]
+SCATTERED_POOL = [*AGREEING_POOL[:3], gen("SELECT name FROM users WHERE id < 3")]
+
+
+def test_disagreement_gets_a_round_that_reaches_its_judgement(db):
+    """The raw rewrite and the rule repair disagree: the tree gets one round, 3 + 9 calls in
+    all with pools of 4. Its pool returns one result twice (two independent candidates agree)
+    and the round has room for the judgement, which accepts: nothing needed to grow."""
+    script = {**DISAGREEING_GATE, "generate_sql": AGREEING_POOL * 2, "judge": [accept()]}
     agreed = run(db, "SELECT nam FROM users", script, candidates=4)
-    scattered = [*script["generate_sql"][:3], gen("SELECT name FROM users WHERE id < 3")]
-    lone = run(db, "SELECT nam FROM users", {**script, "generate_sql": scattered}, candidates=4)
 
     [gate] = [e for e in agreed.trace if e.kind == "evidence"]
     assert gate.data["allowed_calls"] == 3 + ROUND_CALLS
-    [grown] = [e for e in agreed.trace if e.kind == "budget_scaled"]
-    assert grown.node == "n1" and grown.data["votes"] == 2
-    assert grown.data["allowed_calls"] == 8 + JUDGEMENT_CALLS  # 8 made: a judgement, no round
+    assert not [e for e in agreed.trace if e.kind == "budget_scaled"]
     assert agreed.accepted and "id > 1" in agreed.sql
-    assert not [e for e in lone.trace if e.kind == "budget_scaled"]
-    assert not lone.accepted
+    assert [e.purpose for e in llm_calls(agreed)][-1] == "judge"
 
 
-def test_readings_to_explore_grow_the_allowance():
+def test_a_pool_that_cannot_be_judged_is_not_started(db):
+    """The round's pool scatters and its judgement rejects: 3 calls are left, fewer than a new
+    plan, a pool of 4 and its judgement. The search stops there, instead of writing SQL that
+    no judgement could follow (without the rule it plans again and writes 2 samples)."""
+    script = {**DISAGREEING_GATE, "generate_sql": SCATTERED_POOL * 2, "judge": [reject()] * 2}
+    result = run(db, "SELECT nam FROM users", script, calls=20, candidates=4)
+
+    purposes = [e.purpose for e in llm_calls(result)]
+    assert purposes == ["correct"] * 3 + ["plan"] + ["generate_sql"] * 4 + ["judge"]
+    assert result.reason.startswith(
+        "scaled budget spent: 12 LLM calls: 2 results may be accepted; one plan round to "
+        "choose; a new plan, a pool and its judgement needs 6, 3 left"
+    )
+    assert not result.accepted
+
+
+def test_readings_add_their_choice_and_one_more_reading():
     tracker = BudgetTracker(BudgetModel(max_llm_calls=40))
     allowance = SearchAllowance(tracker)
-    allowance.start(scale([], QUESTION, user_sql_fails=False), set())
+    allowance.start(scale([], QUESTION, user_sql_fails=False, pool_size=4), set())
     assert tracker.call_limit == ROUND_CALLS
-    assert allowance.grow_readings(1, 5) is None  # one reading: the round covers it
-    assert allowance.grow_readings(3, 5) == ROUND_CALLS + 2 * 5
-    assert allowance.grow_readings(4, 5) is None  # at most two readings past the first a run
+    assert allowance.grow_readings(1, 4) is None  # one reading: the round covers it
+    # one more reading: its choice, its pool of 4 and its judgement
+    assert allowance.grow_readings(3, 4) == ROUND_CALLS + 1 + unit_calls(4)
+    assert tracker.allowance_reason == "3 readings to explore"
+    assert allowance.grow_readings(4, 4) is None  # at most one reading past the first a run
 
 
 def test_a_search_that_finds_nothing_new_stops_after_its_round(db):

@@ -121,7 +121,9 @@ class EvidenceStage:
         original = self.task.original_result
         fails = not self.trust.generated and original is not None and not original.ok
         evidence = self._evidence(entries)
-        scaling = scale(evidence, self.task.question, user_sql_fails=fails)
+        scaling = scale(
+            evidence, self.task.question, user_sql_fails=fails, pool_size=self.pool.size
+        )
         votes = Counter(e.fingerprint for e in evidence if e.fingerprint)
         return self.allowance.start(scaling, {f for f, n in votes.items() if n >= AGREEMENT})
 

@@ -13,22 +13,33 @@ candidates decide how many LLM calls the search may still make (`scale`):
   (agreement is missing). No more calls. (When the user's SQL runs, or in text-to-SQL mode,
   one result is not that much evidence: the level is **open**.)
 - **contested**: two or more results may be accepted; the tree is there to choose between
-  them (readings, judging, backtracking): one plan round more (`ROUND_CALLS`).
+  them (readings, judging, backtracking): one plan round more (`round_calls`).
 - **open**: no result may be accepted yet: one plan round more.
 
-While the search runs, two kinds of evidence grow the allowance. Ambiguity detection that
-gives k readings adds a pool and a judgement for each reading past the first (at most
-`MAX_EXTRA_READINGS` in a run): exploring readings is what the tree is for. And a result that
-may be accepted and that independent candidates come to agree on (its group reaches
-`AGREEMENT` votes for the first time, and the gate had not seen it agreed) is guaranteed its
-judgement: the allowance is raised, where needed, to leave `JUDGEMENT_CALLS` for it
-(`SearchAllowance.grow`), at most `MAX_GROWTH` times. It is not given another round: when the
-judge does not accept it, more rounds of a small model mostly vote for the same result again,
-and the best candidate (`acts_sql.engine.selection`) already ranks it first on its support
-(docs/BENCHMARKS.md, "Everyday errors"). A search that only repeats, fails or scatters
-stops. Nothing here passes the budget's limits, and a run whose user's SQL may not be
-accepted against (the gate's precondition: it runs and the issue is about speed) keeps the
-whole budget.
+A round is what it takes to reach a judgement: the plan, ambiguity detection, the choice
+among readings, one pool of SQL (K samples) and its judgement, and one spare call (a re-ask
+after invalid JSON).
+
+While the search runs, three things shape the allowance:
+
+- **Readings.** Ambiguity detection that gives several readings adds, for one reading past
+  the first (`MAX_EXTRA_READINGS`), its choice, pool and judgement: exploring readings and
+  backtracking between them is what the tree is for.
+- **Agreement.** A result that may be accepted and that independent candidates come to agree
+  on (its group reaches `AGREEMENT` votes for the first time, and the gate had not seen it
+  agreed) is guaranteed its judgement: the allowance is raised, where needed, to leave
+  `JUDGEMENT_CALLS` for it (`SearchAllowance.grow`), at most `MAX_GROWTH` times. It is not
+  given another round: when the judge does not accept it, the best candidate
+  (`acts_sql.engine.selection`) already ranks it first on its support.
+- **Whole units.** A pool is not started unless its samples and its judgement fit in what is
+  left, a choice among branches not unless the chosen branch's pool and judgement fit too,
+  and a new plan not unless its pool and judgement do (`SearchAllowance.room_for`): a pool
+  cut short, or one that cannot be judged, spends calls that decide nothing. The search stops
+  instead. When the budget's own limit is the lower one, it is the user's to spend.
+
+A search that only repeats, fails or scatters stops. Nothing here passes the budget's limits,
+and a run whose user's SQL may not be accepted against (the gate's precondition: it runs and
+the issue is about speed) keeps the whole budget.
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from acts_sql.engine.budget import BudgetTracker
+from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError
 from acts_sql.engine.evidence_rule import Evidence, anchors, usable
 from acts_sql.engine.result_checks import failed, shape_checks
 
@@ -46,11 +57,25 @@ MAX_GROWTH = 2
 """Times the search's new agreements may raise the allowance."""
 JUDGEMENT_CALLS = 2
 """What an agreed result is guaranteed: its judgement, and one re-ask after invalid JSON."""
-MAX_EXTRA_READINGS = 2
-"""Readings past the first that ambiguity detection may add to the allowance, per run."""
-ROUND_CALLS = 6
-"""One plan round of the tree: the plan, ambiguity detection, a choice, a SQL-writing step,
-the judgement, one spare (a re-ask after invalid JSON)."""
+MAX_EXTRA_READINGS = 1
+"""Readings past the first that a run may explore on its allowance."""
+ROUND_OVERHEAD = 4
+"""The calls of a plan round besides its pool: the plan, ambiguity detection, the choice among
+readings, the judgement."""
+SPARE_CALLS = 1
+"""A round's spare: a re-ask after invalid JSON."""
+
+
+def round_calls(pool_size: int) -> int:
+    """One plan round of the tree with pools of `pool_size` samples: the plan, ambiguity
+    detection, a choice, a pool, its judgement and a spare."""
+    return ROUND_OVERHEAD + pool_size + SPARE_CALLS
+
+
+def unit_calls(pool_size: int) -> int:
+    """A pool of `pool_size` samples and its judgement."""
+    return pool_size + 1
+
 
 Level = Literal["single", "contested", "open"]
 
@@ -69,8 +94,11 @@ def acceptable(evidence: Sequence[Evidence], question: str) -> list[Evidence]:
     return [e for e in usable(evidence) if not failed(shape_checks(question, e.result))]
 
 
-def scale(evidence: Sequence[Evidence], question: str, *, user_sql_fails: bool) -> Scaling:
-    """The level of a gate that accepted nothing, from its candidates (pure)."""
+def scale(
+    evidence: Sequence[Evidence], question: str, *, user_sql_fails: bool, pool_size: int
+) -> Scaling:
+    """The level of a gate that accepted nothing, from its candidates, for a search whose pools
+    draw `pool_size` samples (pure)."""
     kept = acceptable(evidence, question)
     results = {e.fingerprint for e in kept}
     if user_sql_fails and len(results) == 1 and results <= anchors(evidence):
@@ -83,11 +111,13 @@ def scale(evidence: Sequence[Evidence], question: str, *, user_sql_fails: bool) 
     if len(results) > 1:
         return Scaling(
             level="contested",
-            more_calls=ROUND_CALLS,
+            more_calls=round_calls(pool_size),
             reason=f"{len(results)} results may be accepted; one plan round to choose",
         )
     return Scaling(
-        level="open", more_calls=ROUND_CALLS, reason="no result may be accepted yet; one round"
+        level="open",
+        more_calls=round_calls(pool_size),
+        reason="no result may be accepted yet; one round",
     )
 
 
@@ -114,6 +144,22 @@ class SearchAllowance:
         """The search is over: what is registered now (the unpooled raw rewrite) grows nothing."""
         self.active = False
 
+    def room_for(self, calls: int) -> bool:
+        """Whether `calls` more LLM calls fit in the allowance (always, when none is active or
+        the budget's own limit binds: a user's limit is theirs to spend)."""
+        if not self.active or self._budget.call_limit >= self._budget.budget.max_llm_calls:
+            return True
+        return self._budget.call_limit - self._budget.llm_calls >= calls
+
+    def spent(self, unit: str, calls: int) -> ScaledBudgetSpentError:
+        """The error that ends a search whose allowance has no room for `unit` (`calls`)."""
+        limit = self._budget.call_limit
+        made = "1 LLM call" if limit == 1 else f"{limit} LLM calls"
+        left = limit - self._budget.llm_calls
+        return ScaledBudgetSpentError(
+            f"{made}: {self._budget.allowance_reason}; {unit} needs {calls}, {left} left"
+        )
+
     def grow(self, fingerprint: str) -> int | None:
         """Independent candidates now agree on a result that may be accepted: the first time
         for that result, the allowance leaves at least `JUDGEMENT_CALLS` for its judgement,
@@ -129,10 +175,10 @@ class SearchAllowance:
         self._budget.allow(wanted, "candidates came to agree on a new result: its judgement")
         return self._budget.call_limit
 
-    def grow_readings(self, readings: int, calls_each: int) -> int | None:
-        """Ambiguity detection gave `readings` to explore: `calls_each` (a pool and its
-        judgement) for each one past the first (the round covers that one), at most
-        `MAX_EXTRA_READINGS` in a run. The new total, or None when nothing grew."""
+    def grow_readings(self, readings: int, pool_size: int) -> int | None:
+        """Ambiguity detection gave `readings` to explore: the choice, pool and judgement of
+        each one past the first (the round covers the first), at most `MAX_EXTRA_READINGS` in
+        a run. The new total, or None when nothing grew."""
         extra = min(readings - 1, MAX_EXTRA_READINGS - self._readings)
         if not self.active or extra <= 0:
             return None
@@ -140,7 +186,8 @@ class SearchAllowance:
             return None
         self._readings += extra
         self._budget.allow(
-            max(self._budget.call_limit, self._budget.llm_calls) + extra * calls_each,
+            max(self._budget.call_limit, self._budget.llm_calls)
+            + extra * (1 + unit_calls(pool_size)),
             f"{readings} readings to explore",
         )
         return self._budget.call_limit

@@ -82,7 +82,7 @@ from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.prefetch import NoExecution, first_request
 from acts_sql.engine.recording import TracedExecutor, TracedLLM
-from acts_sql.engine.scaled_budget import SearchAllowance
+from acts_sql.engine.scaled_budget import SearchAllowance, unit_calls
 from acts_sql.engine.selection import FinalChoice, final_choice
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.tree import (
@@ -343,6 +343,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
             return None
         if self.budget.llm_calls + 2 > self.budget.call_limit:
             return None
+        self._room_for("a new plan, a pool and its judgement", 1 + unit_calls(self.pool.size))
         if self.budget.too_deep(self.tree[self.tree.root].depth + 1):
             return None  # the new plan's nodes, under the root, could not run
         self._replanned = True
@@ -394,6 +395,8 @@ class TreeSearch(EvidenceStage, CandidateStage):
         node = self.tree[node_id]
         if self.budget.too_deep(node.depth):
             return self._too_deep(node)
+        if self.tools[node.tool].produces_candidate and node.tool in self.enabled_tools():
+            self._room_for("a pool and its judgement", unit_calls(self.pool.size))
         self.budget.take_node()
         self.trace.emit(
             NodeStartedData(input=node.input),
@@ -509,16 +512,22 @@ class TreeSearch(EvidenceStage, CandidateStage):
             self._allow_readings(node.id, len(added))
 
     def _allow_readings(self, node_id: str, readings: int) -> None:
-        """Readings to explore grow the scaled allowance (`scaled_budget`): a pool and a
-        judgement for each one past the first."""
-        allowed = self.allowance.grow_readings(readings, self.pool.size + 1)
+        """Readings grow the scaled allowance (`scaled_budget`): the choice among them, and in
+        a contested run a whole unit for a reading past the first."""
+        allowed = self.allowance.grow_readings(readings, self.pool.size)
         if allowed is not None:
             self.trace.emit(
                 BudgetScaledData(allowed_calls=allowed, readings=readings),
                 node=node_id,
-                summary=f"{readings} readings to explore: the search may make {allowed} LLM "
+                summary=f"{self.budget.allowance_reason}: the search may make {allowed} LLM "
                 "calls in all",
             )
+
+    def _room_for(self, unit: str, calls: int) -> None:
+        """Under the scaled allowance, a unit that cannot finish is not started: the search
+        stops (`ScaledBudgetSpentError`)."""
+        if not self.allowance.room_for(calls):
+            raise self.allowance.spent(unit, calls)
 
     def _next_from(self, node: NodeState) -> str | None:
         pending = self.tree.pending_children(node.id)
@@ -580,6 +589,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         return first_request(build, self.llm.name)
 
     def _choose(self, node: NodeState, pending: list[NodeState]) -> str:
+        self._room_for("a choice, its pool and judgement", 1 + unit_calls(self.pool.size))
         self._send_branches_ahead(pending)
         ids = [p.id for p in pending]
         options = "\n".join(f"- {p.id}: {p.tool} {p.description}".rstrip() for p in pending)
