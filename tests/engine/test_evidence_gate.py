@@ -341,3 +341,27 @@ def test_text_to_sql_agreement_on_one_row_per_day_is_accepted(db):
     assert sorted(result.result.rows) == [["2024-01-01", 2], ["2024-01-02", 1]]
     checks = {c["name"]: c["verdict"] for c in gate_event(result).data.checks}
     assert checks["one row per group"] == "pass"
+
+
+def test_text_to_sql_rewrites_that_echo_the_first_query_are_no_evidence(db):
+    """The model's first query runs and has the right shape; the raw rewrite and a sample
+    return its result again. They were written from it: no acceptance without a plan."""
+    per_day = "SELECT day, COUNT(*) FROM requests GROUP BY day"
+    llm = scripted(
+        {
+            "generate_sql": [gen(per_day)],
+            "correct": [raw(per_day), raw("SELECT day, COUNT(id) AS n FROM requests GROUP BY 1")],
+            "plan": [json.dumps(GENERATE_ONLY)],
+        }
+    )
+    result = correct(
+        db,
+        PER_DAY,
+        None,
+        llm=llm,
+        options=CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=4)),
+    )
+
+    event = gate_event(result)
+    assert event.data.accepted is False and "first query's own result" in event.summary
+    assert kinds(result, "plan")  # the search runs instead

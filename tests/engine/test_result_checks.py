@@ -142,6 +142,15 @@ def test_the_evidence_rule(evidence, generated, accepted, words):
     assert decided.accepted is accepted and words in decided.reason
 
 
+def test_in_text_to_sql_mode_agreement_on_the_first_querys_own_result_is_an_echo():
+    evidence = [ev("raw", "a"), ev("raw:sample", "a")]
+    question = "List the names of all users."
+    echo = verdict(evidence, question=question, generated=True, first="a")
+    assert echo.accepted is False and "first query's own result" in echo.reason
+    assert verdict(evidence, question=question, generated=True, first="b").accepted
+    assert verdict(evidence, question=question, generated=False, first="a").accepted
+
+
 def test_in_text_to_sql_mode_agreement_alone_is_not_enough():
     evidence = [ev("raw", "a"), ev("raw:sample", "a")]
     decided = verdict(evidence, question="Tell me about the users", generated=True)

@@ -153,7 +153,16 @@ class EvidenceStage:
             question=self.task.question,
             generated=self.trust.generated,
             named=self.named,
+            first=self._first_result(),
         )
+
+    def _first_result(self) -> str | None:
+        """Text-to-SQL mode: the result fingerprint of the model's own first query."""
+        original = self.task.original_result
+        if not self.trust.generated or original is None:
+            return None
+        shape = result_shape(self.task.original_sql, original, self.task.dialect)
+        return shape.fingerprint if shape else None
 
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:
         """Another raw sample: only when the raw rewrite or the rule repair returns a result

@@ -11,7 +11,10 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
 - the raw rewrite or the rule repair is among them (samples that agree with each other
   alone are not enough: the issue's "a minimal repair or the raw rewrite runs with a
   different result"; so no sample is drawn unless one of them returns such a result);
-- that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows);
+- that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows); in
+  text-to-SQL mode, where nothing is refused, it is not the first query's own result either
+  (`first`): the first query is the model's own, and a rewrite of it that returns its result
+  echoes it rather than confirms it (the issue's "runs with a *different* result");
 - the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
   at least one of them passes;
 - no agreeing candidate drops a name that the question and the user's SQL both give
@@ -88,8 +91,10 @@ def verdict(
     generated: bool,
     needed: int = AGREEMENT,
     named: NamedNames | None = None,
+    first: str | None = None,
 ) -> EvidenceVerdict:
-    """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
+    """The rule on gathered candidates (the precondition on the user's SQL is the caller's);
+    `first`: text-to-SQL mode, the result fingerprint of the model's own first query."""
     ranked = Counter(e.fingerprint for e in usable(evidence)).most_common()
     if not ranked or ranked[0][1] < needed:
         most = ranked[0][1] if ranked else 0
@@ -110,7 +115,13 @@ def verdict(
             "returns their result",
         )
     return _checked(
-        evidence, fingerprint, count, question=question, generated=generated, named=named
+        evidence,
+        fingerprint,
+        count,
+        question=question,
+        generated=generated,
+        named=named,
+        first=first,
     )
 
 
@@ -122,8 +133,10 @@ def _checked(
     question: str,
     generated: bool,
     named: NamedNames | None,
+    first: str | None,
 ) -> EvidenceVerdict:
-    """The agreeing result against the result checks and the names check."""
+    """The agreeing result against the result checks, the names check and, in text-to-SQL
+    mode, the first query's own result."""
     agreeing = [e for e in evidence if e.fingerprint == fingerprint]
     checks = shape_checks(question, agreeing[0].result)
     if named is not None and (named.names or named.aggregates):
@@ -135,6 +148,15 @@ def _checked(
             fingerprint=fingerprint,
             checks=checks,
             reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
+        )
+    if generated and first is not None and fingerprint == first:
+        return EvidenceVerdict(
+            accepted=False,
+            fingerprint=fingerprint,
+            checks=checks,
+            reason=f"{count} candidates return the first query's own result: in text-to-SQL "
+            "mode the first query is the model's, and rewrites of it that return its result "
+            "echo it (a different result is needed)",
         )
     if generated and not passed(checks):
         return EvidenceVerdict(
