@@ -25,6 +25,11 @@ class Budget(BaseModel):
     max_seconds: float = Field(DEFAULT_MAX_SECONDS, gt=0)
 
 
+def llm_calls_text(calls: int) -> str:
+    """ "1 LLM call", "N LLM calls"."""
+    return "1 LLM call" if calls == 1 else f"{calls} LLM calls"
+
+
 class BudgetExhaustedError(Exception):
     """Raised inside the engine when a limit is hit; never leaves `correct`."""
 
@@ -76,8 +81,9 @@ class BudgetTracker:
         with self._lock:
             if self.llm_calls >= self.call_limit:
                 if self.call_limit < self.budget.max_llm_calls:
-                    calls = "1 LLM call" if self.call_limit == 1 else f"{self.call_limit} LLM calls"
-                    raise ScaledBudgetSpentError(f"{calls}: {self.allowance_reason}")
+                    raise ScaledBudgetSpentError(
+                        f"{llm_calls_text(self.call_limit)}: {self.allowance_reason}"
+                    )
                 raise BudgetExhaustedError(f"LLM calls ({self.budget.max_llm_calls})")
             self.check_time()
             self.llm_calls += 1

@@ -21,6 +21,7 @@ candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
 from __future__ import annotations
 
 from collections import Counter
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from acts_sql.agent.single_call import raw_correction
@@ -153,9 +154,10 @@ class EvidenceStage:
             question=self.task.question,
             generated=self.trust.generated,
             named=self.named,
-            first=self._first_result(),
+            first=self._first_result,
         )
 
+    @cached_property
     def _first_result(self) -> str | None:
         """Text-to-SQL mode: the result fingerprint of the model's own first query."""
         original = self.task.original_result

@@ -49,7 +49,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError
+from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError, llm_calls_text
 from acts_sql.engine.evidence_rule import Evidence, anchors, usable
 from acts_sql.engine.result_checks import failed, shape_checks
 
@@ -154,10 +154,10 @@ class SearchAllowance:
     def spent(self, unit: str, calls: int) -> ScaledBudgetSpentError:
         """The error that ends a search whose allowance has no room for `unit` (`calls`)."""
         limit = self._budget.call_limit
-        made = "1 LLM call" if limit == 1 else f"{limit} LLM calls"
         left = limit - self._budget.llm_calls
         return ScaledBudgetSpentError(
-            f"{made}: {self._budget.allowance_reason}; {unit} needs {calls}, {left} left"
+            f"{llm_calls_text(limit)}: {self._budget.allowance_reason}; "
+            f"{unit} needs {calls}, {left} left"
         )
 
     def grow(self, fingerprint: str) -> int | None:

@@ -512,8 +512,8 @@ class TreeSearch(EvidenceStage, CandidateStage):
             self._allow_readings(node.id, len(added))
 
     def _allow_readings(self, node_id: str, readings: int) -> None:
-        """Readings grow the scaled allowance (`scaled_budget`): the choice among them, and in
-        a contested run a whole unit for a reading past the first."""
+        """Readings grow the scaled allowance (`scaled_budget`): a choice, a pool and its
+        judgement for a reading past the first."""
         allowed = self.allowance.grow_readings(readings, self.pool.size)
         if allowed is not None:
             self.trace.emit(
