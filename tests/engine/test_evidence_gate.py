@@ -54,6 +54,12 @@ def gate_event(result: Any) -> Any:
     return found[0]
 
 
+def text_to_sql(db: str, question: str, llm: Any, *, candidates: int, calls: int) -> Any:
+    """A text-to-SQL run (no user SQL) with pools of `candidates` and at most `calls` calls."""
+    options = CorrectionOptions(candidates=candidates, budget=Budget(max_llm_calls=calls))
+    return correct(db, question, None, llm=llm, options=options)
+
+
 # ------------------------------------------------------------------ the gate accepts
 
 ACCEPTED = [
@@ -281,19 +287,14 @@ def test_text_to_sql_one_total_for_each_day_is_neither_gate_nor_judge_accepted(d
     total = "SELECT COUNT(*) FROM requests"
     llm = scripted(
         {
+            # the first query, the witness (it agrees: the shape check alone refuses), a pool
             "generate_sql": [gen(total), gen("SELECT COUNT(id) FROM requests")] * 2,
             "correct": [raw(total), raw("SELECT COUNT(*) AS n FROM requests")],
             "plan": [json.dumps(GENERATE_ONLY)],
             "judge": [accept("it counts the requests")],
         }
     )
-    result = correct(
-        db,
-        PER_DAY,
-        None,
-        llm=llm,
-        options=CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=7)),
-    )
+    result = text_to_sql(db, PER_DAY, llm, candidates=2, calls=8)
 
     event = gate_event(result)
     assert event.data.accepted is False
@@ -309,19 +310,17 @@ def test_text_to_sql_one_total_for_each_day_is_neither_gate_nor_judge_accepted(d
 def test_text_to_sql_a_lone_candidate_needs_a_check_besides_the_judge(db):
     llm = scripted(
         {
-            "generate_sql": [gen("SELECT day FROM requests"), gen("SELECT path FROM requests")],
+            "generate_sql": [
+                gen("SELECT day FROM requests"),
+                gen("SELECT nope FROM requests"),  # the witness: it fails
+                gen("SELECT path FROM requests"),
+            ],
             "correct": [raw("SELECT id FROM requests")],
             "plan": [json.dumps(GENERATE_ONLY)],
             "judge": [accept("it answers the question")],
         }
     )
-    result = correct(
-        db,
-        "Tell me about the requests.",
-        None,
-        llm=llm,
-        options=CorrectionOptions(candidates=1, budget=Budget(max_llm_calls=5)),
-    )
+    result = text_to_sql(db, "Tell me about the requests.", llm, candidates=1, calls=6)
     judgement = kinds(result, "judgement")[0]
     assert judgement.data.verdict == "reject" and "no check besides the judge" in judgement.summary
     assert result.accepted is False
@@ -331,8 +330,11 @@ def test_text_to_sql_agreement_on_one_row_per_day_is_accepted(db):
     per_day = "SELECT day, COUNT(*) FROM requests GROUP BY day"
     llm = scripted(
         {
-            "generate_sql": [gen("SELECT COUNT(*) FROM requests")],
-            "correct": [raw(per_day), raw("SELECT day, COUNT(id) AS n FROM requests GROUP BY 1")],
+            "generate_sql": [
+                gen("SELECT COUNT(*) FROM requests"),
+                gen("SELECT day, COUNT(id) AS n FROM requests GROUP BY 1"),  # the witness
+            ],
+            "correct": [raw(per_day)],
         }
     )
     result = correct(db, PER_DAY, None, llm=llm, options=CorrectionOptions(candidates=2))
@@ -343,25 +345,86 @@ def test_text_to_sql_agreement_on_one_row_per_day_is_accepted(db):
     assert checks["one row per group"] == "pass"
 
 
-def test_text_to_sql_rewrites_that_echo_the_first_query_are_no_evidence(db):
+ECHO_WITNESSES = [
+    # id, the witness's SQL, accepted by the gate
+    ("the witness returns another result", "SELECT path, COUNT(*) FROM requests GROUP BY 1", False),
+    ("the witness fails", "SELECT nope FROM requests", False),
+    (
+        "the witness returns the first query's result",
+        "SELECT day, COUNT(id) FROM requests GROUP BY day",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("witness", "accepted"), [c[1:] for c in ECHO_WITNESSES], ids=[c[0] for c in ECHO_WITNESSES]
+)
+def test_text_to_sql_the_first_query_s_result_needs_the_witness(db, witness, accepted):
     """The model's first query runs and has the right shape; the raw rewrite and a sample
-    return its result again. They were written from it: no acceptance without a plan."""
+    return its result again. They were written from it: only the witness, a generation from
+    the question alone, can confirm it."""
     per_day = "SELECT day, COUNT(*) FROM requests GROUP BY day"
     llm = scripted(
         {
-            "generate_sql": [gen(per_day)],
+            "generate_sql": [gen(per_day), gen(witness)],
             "correct": [raw(per_day), raw("SELECT day, COUNT(id) AS n FROM requests GROUP BY 1")],
             "plan": [json.dumps(GENERATE_ONLY)],
         }
     )
-    result = correct(
-        db,
-        PER_DAY,
-        None,
-        llm=llm,
-        options=CorrectionOptions(candidates=2, budget=Budget(max_llm_calls=4)),
-    )
+    result = text_to_sql(db, PER_DAY, llm, candidates=2, calls=5)
 
     event = gate_event(result)
-    assert event.data.accepted is False and "first query's own result" in event.summary
-    assert kinds(result, "plan")  # the search runs instead
+    assert event.data.accepted is accepted and result.accepted is accepted
+    assert calls(result, "generate_sql") >= 2  # the first query and the witness
+    if accepted:
+        agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
+        assert "witness" in agreeing and not kinds(result, "plan")
+    else:
+        assert "first query's own result" in event.summary
+        assert kinds(result, "plan")  # the search runs instead
+
+
+def test_text_to_sql_the_judge_may_not_accept_an_unwitnessed_echo(db):
+    """The gate refused the echo (the witness returned another result); the pool repeats the
+    first query and the judge accepts it: the engine overrules, nothing is accepted."""
+    per_day = "SELECT day, COUNT(*) FROM requests GROUP BY day"
+    llm = scripted(
+        {
+            "generate_sql": [
+                gen(per_day),
+                gen("SELECT path, COUNT(*) FROM requests GROUP BY 1"),  # the witness
+                gen(per_day),
+            ],
+            "correct": [raw(per_day), raw(per_day)],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "judge": [accept("it counts the requests of each day")],
+        }
+    )
+    result = text_to_sql(db, PER_DAY, llm, candidates=1, calls=7)
+
+    judgement = kinds(result, "judgement")[0]
+    assert judgement.data.verdict == "reject" and judgement.data.by == "engine"
+    assert "no independent generation" in judgement.summary
+    assert result.accepted is False
+
+
+def test_text_to_sql_the_judge_may_accept_a_witnessed_echo(db):
+    """The witness writes the first query's very text (a duplicate of the raw rewrite in the
+    book); the gate accepts nothing (no shape check passes for this question), the judge
+    accepts the result later, and the witness still counts."""
+    paths = "SELECT path FROM requests"
+    llm = scripted(
+        {
+            "generate_sql": [gen(paths), gen(paths), gen(paths)],
+            "correct": [raw(paths)],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "judge": [accept("it lists the request paths")],
+        }
+    )
+    result = text_to_sql(db, "What is in the log?", llm, candidates=1, calls=6)
+
+    assert gate_event(result).data.accepted is False
+    judgement = kinds(result, "judgement")[0]
+    assert judgement.data.verdict == "accept" and judgement.data.by == "agent"
+    assert result.accepted is True and result.sql == paths

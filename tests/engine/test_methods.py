@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from acts_sql import CorrectionOptions, correct
+from acts_sql import Budget, CorrectionOptions, correct
 from support import demo_script, scripted
 
 
@@ -59,13 +59,22 @@ def test_text_to_sql_generates_then_corrects(demo_db, demo_tasks):
     task = demo_tasks["figure3"]
     script = demo_script("figure3")
     initial = json.dumps({"sql": task.sql, "rationale": "count bookings"})
-    script["generate_sql"] = [initial, *script["generate_sql"]]
+    witness = json.dumps({"sql": "SELECT no_such_column FROM bookings", "rationale": "guess"})
+    script["generate_sql"] = [initial, witness, *script["generate_sql"]]
+    # the judge vouches for the first reading, whose result is the first query's own and
+    # which no witness confirms, then for the second, which one lone candidate returns and
+    # no shape check supports: text-to-SQL mode overrules both
+    script["judge"] = script["judge"] * 2
     llm = scripted(script)
-    result = correct(demo_db, task.question, None, llm=llm)
+    options = CorrectionOptions(budget=Budget(max_llm_calls=10))
+    result = correct(demo_db, task.question, None, llm=llm, options=options)
 
     assert result.generated_initial_sql is True
     assert result.original_sql == task.sql
-    assert result.accepted is True
+    overruled = [e.summary for e in result.trace if e.kind == "judgement"]
+    assert len(overruled) == 2 and "no independent generation" in overruled[0]
+    assert "no check besides the judge" in overruled[1]
+    assert result.accepted is False
     first = llm.requests[0]
     assert first.purpose == "generate_sql"
     assert "there is no SQL yet. Write the SQL that answers" in first.messages[-1].content

@@ -273,20 +273,29 @@ def test_text_to_query_mode_writes_prql_first(logs_db):
     assert "Query language: PRQL" in first and "Write the SQL" not in first
 
 
-@pytest.mark.parametrize("verdict", ["accept", "reject"])
-def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds_it_right(
-    logs_db, verdict
+WITNESSES = [
+    # id, the witness's query, accepted
+    ("an independent generation agrees", RIGHT, True),
+    ("an independent generation returns another result", COUNTS_ALL, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("witness", "accepted"), [c[1:] for c in WITNESSES], ids=[c[0] for c in WITNESSES]
+)
+def test_a_right_generated_query_is_accepted_unchanged_only_when_a_witness_agrees(
+    logs_db, witness, accepted
 ):
     """Text-to-query: the first query is the model's own answer, not a user's complaint, so
-    repeating it is not refused; it is accepted when, and only when, the judge says it
-    answers the question."""
-    judged = accept() if verdict == "accept" else {**accept(), "verdict": "reject", "group": None}
+    repeating it is not refused; but candidates written with it in view repeat it, and a
+    judge that vouches for it confirms nothing. It is accepted when, and only when, the
+    witness (a generation from the question alone) returns its result too."""
     llm = scripted(
         {
-            "generate_sql": [gen(RIGHT), gen(RIGHT), gen(RIGHT), gen(RIGHT)],
+            "generate_sql": [gen(RIGHT), gen(witness), gen(RIGHT), gen(RIGHT)],
             "correct": [raw(RIGHT)],
             "plan": [GENERATE_ONLY, GENERATE_ONLY],
-            "judge": [judged] * 4,
+            "judge": [accept()] * 4,
         }
     )
     result = correct(
@@ -299,9 +308,14 @@ def test_a_right_generated_query_is_accepted_unchanged_only_when_the_judge_finds
     )
 
     assert result.sql == RIGHT and rows(result) == RIGHT_ROWS
-    assert result.accepted is (verdict == "accept")
+    assert result.accepted is accepted
     assert not [c for c in result.candidates if c["verdict"] == "refused"]
-    assert llm.prompts("judge")  # the judge saw it
+    overruled = [
+        e
+        for e in result.trace
+        if e.kind == "judgement" and "no independent generation" in e.summary
+    ]
+    assert bool(overruled) is not accepted  # the judge vouched for it, and was overruled
 
 
 # ---------------------------------------------------------------- dac and maplerepair on PRQL

@@ -9,6 +9,7 @@ import pytest
 
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.evidence import Evidence, verdict
+from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.result_checks import asks, judge_unsupported, passed, shape_checks
 
 
@@ -142,17 +143,46 @@ def test_the_evidence_rule(evidence, generated, accepted, words):
     assert decided.accepted is accepted and words in decided.reason
 
 
-def test_in_text_to_sql_mode_agreement_on_the_first_querys_own_result_is_an_echo():
-    evidence = [ev("raw", "a"), ev("raw:sample", "a")]
+FIRST_QUERY_ECHOES = [
+    # evidence, generated, the first query's result, accepted, words in the reason
+    ([ev("raw", "a"), ev("raw:sample", "a")], True, "a", False, "first query's own result"),
+    ([ev("raw", "a"), ev("raw:sample", "a")], True, "b", True, "2 of 2"),
+    ([ev("raw", "a"), ev("raw:sample", "a")], False, "a", True, "2 of 2"),  # correction mode
+    # the witness, a generation from the question alone, confirms the first query's result
+    ([ev("raw", "a"), ev("witness", "a")], True, "a", True, "2 of 2"),
+    ([ev("raw:from_sql", "a"), ev("witness:from_sql", "a")], True, "a", True, "2 of 2"),
+    ([ev("raw", "a"), ev("raw:sample", "a"), ev("witness", "b")], True, "a", False, "first"),
+    # the witness is no anchor: it and a sample alone are not enough
+    ([ev("raw", "b"), ev("witness", "a"), ev("raw:sample", "a")], True, None, False, "neither"),
+]
+
+
+@pytest.mark.parametrize(
+    ("evidence", "generated", "first", "accepted", "words"), FIRST_QUERY_ECHOES
+)
+def test_in_text_to_sql_mode_the_first_querys_own_result_needs_the_witness(
+    evidence, generated, first, accepted, words
+):
     question = "List the names of all users."
-    echo = verdict(evidence, question=question, generated=True, first="a")
-    assert echo.accepted is False and "first query's own result" in echo.reason
-    assert verdict(evidence, question=question, generated=True, first="b").accepted
-    assert verdict(evidence, question=question, generated=False, first="a").accepted
+    decided = verdict(evidence, question=question, generated=generated, first=first)
+    assert decided.accepted is accepted and words in decided.reason
 
 
 def test_in_text_to_sql_mode_agreement_alone_is_not_enough():
     evidence = [ev("raw", "a"), ev("raw:sample", "a")]
     decided = verdict(evidence, question="Tell me about the users", generated=True)
-    assert decided.accepted is False and "no result check passes" in decided.reason
+    assert decided.accepted is False and "no shape check passes" in decided.reason
     assert verdict(evidence, question="Tell me about the users", generated=False).accepted
+
+
+def test_in_text_to_sql_mode_the_names_check_is_no_evidence():
+    """The names the question and the model's own first query both give: kept names guard
+    an acceptance, they do not make one."""
+    evidence = [
+        Evidence(origin=o, sql="SELECT * FROM users", result=NAMES, fingerprint="a")
+        for o in ("raw", "raw:sample")
+    ]
+    named = NamedNames(names=frozenset({"users"}))
+    assert named.check(e.sql for e in evidence).verdict == "pass"
+    decided = verdict(evidence, question="Tell me about the users", generated=True, named=named)
+    assert decided.accepted is False and "no shape check passes" in decided.reason

@@ -31,13 +31,25 @@ class CriticReply(BaseModel):
 
 
 def text_to_sql(
-    llm: LLMBackend, task: TaskContext, retries: int = 2
+    llm: LLMBackend,
+    task: TaskContext,
+    retries: int = 2,
+    *,
+    temperature: float = 0.0,
+    seed: int | None = None,
 ) -> StructuredReply[GeneratedSql]:
+    """The question's query, written from the question and the schema alone (greedy by
+    default; a sample at `temperature` with `seed`)."""
     # "the SQL" for SQL (as before); for another language its own name: the 0.5B wrote SQL
     # for all 60 PRQL log questions when this line asked for "the SQL"
     query = f"{task.language.display_name} query" if task.language is not None else "SQL"
     tail = render(prompts.template("text_to_sql.txt"), query=query)
-    request = LLMRequest(purpose=Purpose.GENERATE_SQL, messages=task_messages(task, tail))
+    request = LLMRequest(
+        purpose=Purpose.GENERATE_SQL,
+        messages=task_messages(task, tail),
+        temperature=temperature,
+        seed=seed,
+    )
     return ask_json(llm, request, GeneratedSql, retries=retries)
 
 

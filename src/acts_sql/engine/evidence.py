@@ -1,18 +1,15 @@
 """The evidence gate: stop before any plan when independent candidates agree.
 
 Run by the search (`acts`, `linear`) after the raw rewrite is written and before the plan
-is asked for. It gathers up to three kinds of independent candidates, cheaply:
+is asked for. It gathers up to four kinds of independent candidates, cheaply:
 
 1. the rule chain's repair of the user's SQL (no LLM call; `CandidateStage._rule_entries`);
 2. the raw single-turn rewrite (one call, already written first; `_raw_entries`);
-3. only while these do not agree, and one of them returns a result that may be accepted:
+3. text-to-SQL mode only: the witness, a generation from the question alone that has not
+   seen the first query (one call; `acts_sql.engine.witness`);
+4. only while these do not agree, and one of them returns a result that may be accepted:
    raw samples at the pool's temperature (one call each; at most `MAX_SAMPLES`, at most
    K - 1 of a pool of K, none at temperature 0, and never the last call of the budget).
-
-On the 40 development tasks with the 0.5B (replayed from the kept `vote` runs,
-`scripts/evidence_replay.py`), the rule without the last two conditions on the raw rewrite
-and on result sets accepted 2 tasks, both wrong (two copies of one CREATE FUNCTION; two
-samples agreeing after the raw rewrite returned the user's rows); with them, none.
 
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
 candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
@@ -21,10 +18,9 @@ candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
 from __future__ import annotations
 
 from collections import Counter
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from acts_sql.agent.single_call import raw_correction
+from acts_sql.agent.single_call import raw_correction, text_to_sql
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.candidate_stage import RAW_PROSE_TOKENS
 from acts_sql.engine.candidates import Candidate, CandidateBook
@@ -48,8 +44,12 @@ from acts_sql.engine.recording import TracedLLM
 from acts_sql.engine.scaled_budget import SearchAllowance, scale
 from acts_sql.engine.trace import Trace
 from acts_sql.engine.trust import TrustContext
+from acts_sql.engine.witness import WITNESS_ORIGIN
 from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolEntry, PoolSettings
+
+WITNESS_SEED = 1
+"""The witness's sampling seed (the raw samples use 1, 2, ... with another prompt)."""
 
 __all__ = [
     "AGREEMENT",
@@ -81,6 +81,7 @@ class EvidenceStage:
     _rules_pending: bool
     _gathered: tuple[list[PoolEntry], list[PoolEntry]]
     named: NamedNames
+    witnessed: str | None
 
     if TYPE_CHECKING:
 
@@ -99,6 +100,8 @@ class EvidenceStage:
         if not may_accept(self.task, self.trust):
             return False
         head = self._raw_entries(None)  # run-level, as the user's SQL: no node of the tree
+        if self.trust.generated:
+            head.extend(self._witness_entries())
         tail = self._gathered[1]  # the rule chain's repair, made before any call
         self._gathered = (head, tail)
         decided = self._verdict(head + tail)
@@ -154,17 +157,8 @@ class EvidenceStage:
             question=self.task.question,
             generated=self.trust.generated,
             named=self.named,
-            first=self._first_result,
+            first=self.trust.first_result,
         )
-
-    @cached_property
-    def _first_result(self) -> str | None:
-        """Text-to-SQL mode: the result fingerprint of the model's own first query."""
-        original = self.task.original_result
-        if not self.trust.generated or original is None:
-            return None
-        shape = result_shape(self.task.original_sql, original, self.task.dialect)
-        return shape.fingerprint if shape else None
 
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:
         """Another raw sample: only when the raw rewrite or the rule repair returns a result
@@ -175,6 +169,27 @@ class EvidenceStage:
         if not anchors(self._evidence(entries)):
             return False
         return self.budget.llm_calls + 2 <= self.budget.call_limit
+
+    def _witness_entries(self) -> list[PoolEntry]:
+        """Text-to-SQL mode: the witness (`acts_sql.engine.witness`), one generation from the
+        question alone at the pool's temperature; none at temperature 0 (it would be the
+        first query again) or when it would take the budget's last call."""
+        if self.pool.temperature <= 0 or self.budget.llm_calls + 2 > self.budget.call_limit:
+            return []
+        unseen = self.task.model_copy(update={"original_sql": "", "original_result": None})
+        reply = text_to_sql(
+            self.llm.for_node(None),
+            unseen,
+            retries=0,
+            temperature=self.pool.temperature,
+            seed=WITNESS_SEED,
+        )
+        if reply.value is None or not reply.value.sql.strip():
+            return []
+        entries = self._raw_entry(None, reply.value.sql.strip().rstrip(";"), WITNESS_ORIGIN)
+        shape = result_shape(entries[0].sql, entries[0].result, self.task.dialect)
+        self.witnessed = shape.fingerprint if shape else None
+        return entries
 
     def _raw_sample(self, k: int) -> list[PoolEntry]:
         """The raw prompt once more, at the pool's temperature with seed `k`."""

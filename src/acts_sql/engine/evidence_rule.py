@@ -13,10 +13,11 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
   different result"; so no sample is drawn unless one of them returns such a result);
 - that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows); in
   text-to-SQL mode, where nothing is refused, it is not the first query's own result either
-  (`first`): the first query is the model's own, and a rewrite of it that returns its result
-  echoes it rather than confirms it (the issue's "runs with a *different* result");
+  (`first`) unless the witness returns it too (`acts_sql.engine.witness`): the first query
+  is the model's own, and a rewrite of it that returns its result echoes it rather than
+  confirms it;
 - the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
-  at least one of them passes;
+  at least one shape check passes (the names check below guards; it is no evidence there);
 - no agreeing candidate drops a name that the question and the user's SQL both give
   (`acts_sql.engine.named_names`).
 
@@ -36,6 +37,7 @@ from acts_sql.db.result import ExecResult
 from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, shape_checks
 from acts_sql.engine.trust import TrustContext
+from acts_sql.engine.witness import echo_fault, is_witness
 from acts_sql.prompts.context import TaskContext
 
 EVIDENCE_RULE = "evidence: agreement"
@@ -71,11 +73,11 @@ class EvidenceVerdict(BaseModel):
 
 def anchors(evidence: Sequence[Evidence]) -> set[str]:
     """The results an acceptance may rest on: those of the raw rewrite or of the rule repair
-    (not of a sample alone) that ran with a result set and are not refused."""
+    (not of a sample or the witness alone) that ran with a result set and are not refused."""
     return {
         e.fingerprint
         for e in usable(evidence)
-        if e.fingerprint and not e.origin.startswith(SAMPLE_ORIGIN)
+        if e.fingerprint and not e.origin.startswith(SAMPLE_ORIGIN) and not is_witness(e.origin)
     }
 
 
@@ -138,7 +140,8 @@ def _checked(
     """The agreeing result against the result checks, the names check and, in text-to-SQL
     mode, the first query's own result."""
     agreeing = [e for e in evidence if e.fingerprint == fingerprint]
-    checks = shape_checks(question, agreeing[0].result)
+    shape = shape_checks(question, agreeing[0].result)
+    checks = list(shape)
     if named is not None and (named.names or named.aggregates):
         checks.append(named.check(e.sql for e in agreeing))
     bad = failed(checks)
@@ -149,21 +152,21 @@ def _checked(
             checks=checks,
             reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
         )
-    if generated and first is not None and fingerprint == first:
+    witnessed = any(is_witness(e.origin) for e in agreeing)
+    echo = echo_fault(fingerprint, first, witnessed) if generated else None
+    if echo is not None:
         return EvidenceVerdict(
             accepted=False,
             fingerprint=fingerprint,
             checks=checks,
-            reason=f"{count} candidates return the first query's own result: in text-to-SQL "
-            "mode the first query is the model's, and rewrites of it that return its result "
-            "echo it (a different result is needed)",
+            reason=f"{count} candidates agree, but {echo}",
         )
-    if generated and not passed(checks):
+    if generated and not passed(shape):  # the names check guards; it is no evidence
         return EvidenceVerdict(
             accepted=False,
             fingerprint=fingerprint,
             checks=checks,
-            reason=f"{count} candidates agree, but no result check passes ({describe(checks)})",
+            reason=f"{count} candidates agree, but no shape check passes ({describe(shape)})",
         )
     return EvidenceVerdict(
         accepted=True,

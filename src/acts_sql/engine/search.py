@@ -185,6 +185,8 @@ class TreeSearch(EvidenceStage, CandidateStage):
         self.min_agreement = options.agreement_needed(pool.size)
         self.allowance = SearchAllowance(budget)
         self.named = NamedNames.of(task.question, task.original_sql, task.schema_names)
+        self.witnessed: str | None = None
+        """Text-to-SQL mode: the result fingerprint of the witness (`engine/witness.py`)."""
 
     # ----------------------------------------------------------------- setup
     def known_tools(self) -> list[str]:
