@@ -381,7 +381,7 @@ def test_text_to_sql_the_first_query_s_result_needs_the_witness(db, witness, acc
         agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
         assert "witness" in agreeing and not kinds(result, "plan")
     else:
-        assert "first query's own result" in event.summary
+        assert "no independent generation" in event.summary
         assert kinds(result, "plan")  # the search runs instead
 
 
@@ -407,6 +407,32 @@ def test_text_to_sql_the_judge_may_not_accept_an_unwitnessed_echo(db):
     assert judgement.data.verdict == "reject" and judgement.data.by == "engine"
     assert "no independent generation" in judgement.summary
     assert result.accepted is False
+
+
+def test_text_to_sql_the_judge_may_not_accept_a_rewrite_no_witness_returns(db):
+    """The first query counts all requests; the raw rewrite and a sample count them per day
+    (a shape check passes, they agree), but they were written from the first query and the
+    witness returns another result: neither the gate nor the judge accepts."""
+    per_day = "SELECT day, COUNT(*) FROM requests GROUP BY day"
+    llm = scripted(
+        {
+            "generate_sql": [
+                gen("SELECT COUNT(*) FROM requests"),
+                gen("SELECT path, COUNT(*) FROM requests GROUP BY path"),  # the witness
+                gen(per_day),
+            ],
+            "correct": [raw(per_day), raw(per_day + " ORDER BY 1")],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "judge": [accept("it counts the requests of each day")],
+        }
+    )
+    result = text_to_sql(db, PER_DAY, llm, candidates=1, calls=7)
+
+    assert gate_event(result).data.accepted is False
+    judgement = kinds(result, "judgement")[0]
+    assert judgement.data.verdict == "reject" and judgement.data.by == "engine"
+    assert "no independent generation" in judgement.summary
+    assert result.accepted is False and sorted(result.result.rows)[0] == ["2024-01-01", 2]
 
 
 def test_text_to_sql_the_judge_may_accept_a_witnessed_echo(db):

@@ -129,7 +129,7 @@ VERDICTS = [
     ([ev("raw", "a", "same rows"), ev("rule", "a", "same rows")], False, False, "refused"),
     ([ev("raw", None), ev("rule", None)], False, False, "no agreement"),
     ([ev("raw", "a", result=ONE_NUMBER), ev("s", "a", result=ONE_NUMBER)], False, False, "fails"),
-    ([ev("raw", "a"), ev("s", "a")], True, True, "2 of 2"),  # "list": a passing check
+    ([ev("raw", "a"), ev("witness", "a")], True, True, "2 of 2"),  # "list": a passing check
     # samples alone: the raw rewrite returns another result
     ([ev("raw", "b"), ev("raw:sample", "a"), ev("raw:sample", "a")], False, False, "neither"),
     # a statement without a result set has nothing to agree on
@@ -143,33 +143,29 @@ def test_the_evidence_rule(evidence, generated, accepted, words):
     assert decided.accepted is accepted and words in decided.reason
 
 
-FIRST_QUERY_ECHOES = [
-    # evidence, generated, the first query's result, accepted, words in the reason
-    ([ev("raw", "a"), ev("raw:sample", "a")], True, "a", False, "first query's own result"),
-    ([ev("raw", "a"), ev("raw:sample", "a")], True, "b", True, "2 of 2"),
-    ([ev("raw", "a"), ev("raw:sample", "a")], False, "a", True, "2 of 2"),  # correction mode
-    # the witness, a generation from the question alone, confirms the first query's result
-    ([ev("raw", "a"), ev("witness", "a")], True, "a", True, "2 of 2"),
-    ([ev("raw:from_sql", "a"), ev("witness:from_sql", "a")], True, "a", True, "2 of 2"),
-    ([ev("raw", "a"), ev("raw:sample", "a"), ev("witness", "b")], True, "a", False, "first"),
+WITNESSED = [
+    # evidence, generated, accepted, words in the reason
+    # written from the first query: in text-to-SQL mode they echo it, nothing confirms it
+    ([ev("raw", "a"), ev("raw:sample", "a")], True, False, "no independent generation"),
+    ([ev("raw", "a"), ev("raw:sample", "a")], False, True, "2 of 2"),  # correction mode
+    # the witness, a generation from the question alone, returns it too
+    ([ev("raw", "a"), ev("witness", "a")], True, True, "2 of 2"),
+    ([ev("raw:from_sql", "a"), ev("witness:from_sql", "a")], True, True, "2 of 2"),
+    ([ev("raw", "a"), ev("raw:sample", "a"), ev("witness", "b")], True, False, "independent"),
     # the witness is no anchor: it and a sample alone are not enough
-    ([ev("raw", "b"), ev("witness", "a"), ev("raw:sample", "a")], True, None, False, "neither"),
+    ([ev("raw", "b"), ev("witness", "a"), ev("raw:sample", "a")], True, False, "neither"),
 ]
 
 
-@pytest.mark.parametrize(
-    ("evidence", "generated", "first", "accepted", "words"), FIRST_QUERY_ECHOES
-)
-def test_in_text_to_sql_mode_the_first_querys_own_result_needs_the_witness(
-    evidence, generated, first, accepted, words
-):
+@pytest.mark.parametrize(("evidence", "generated", "accepted", "words"), WITNESSED)
+def test_in_text_to_sql_mode_an_acceptance_needs_the_witness(evidence, generated, accepted, words):
     question = "List the names of all users."
-    decided = verdict(evidence, question=question, generated=generated, first=first)
+    decided = verdict(evidence, question=question, generated=generated)
     assert decided.accepted is accepted and words in decided.reason
 
 
 def test_in_text_to_sql_mode_agreement_alone_is_not_enough():
-    evidence = [ev("raw", "a"), ev("raw:sample", "a")]
+    evidence = [ev("raw", "a"), ev("witness", "a")]
     decided = verdict(evidence, question="Tell me about the users", generated=True)
     assert decided.accepted is False and "no shape check passes" in decided.reason
     assert verdict(evidence, question="Tell me about the users", generated=False).accepted
@@ -180,7 +176,7 @@ def test_in_text_to_sql_mode_the_names_check_is_no_evidence():
     an acceptance, they do not make one."""
     evidence = [
         Evidence(origin=o, sql="SELECT * FROM users", result=NAMES, fingerprint="a")
-        for o in ("raw", "raw:sample")
+        for o in ("raw", "witness")
     ]
     named = NamedNames(names=frozenset({"users"}))
     assert named.check(e.sql for e in evidence).verdict == "pass"

@@ -51,7 +51,7 @@ from acts_sql.engine.trust import (
     emit_refusal,
 )
 from acts_sql.engine.verdict_check import check_rejection
-from acts_sql.engine.witness import echo_fault
+from acts_sql.engine.witness import unwitnessed
 from acts_sql.prompts.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
@@ -384,7 +384,7 @@ class CandidateStage:
             group = self.book.groups[chosen]  # text-to-SQL: a check besides the judge
             fault = judge_unsupported(
                 self.task.question, self.book.representative(chosen).result, group.votes
-            ) or self._unwitnessed_echo(chosen)
+            ) or self._unwitnessed(chosen)
         if chosen is not None and fault is None:
             fault = self._drops_names(chosen)
         if chosen is not None and fault is None and self._too_few_votes(chosen):
@@ -416,12 +416,11 @@ class CandidateStage:
             node, decision.reason, decision=decision, labels=view.labels, checked=checked
         )
 
-    def _unwitnessed_echo(self, group_id: str) -> str | None:
-        """Text-to-SQL mode: why the group's result may not be accepted as the first query's
-        own result that no independent generation returns (`acts_sql.engine.witness`)."""
-        fingerprint = self.book.groups[group_id].fingerprint
-        witnessed = fingerprint == self.witnessed
-        return echo_fault(fingerprint, self.trust.first_result, witnessed)
+    def _unwitnessed(self, group_id: str) -> str | None:
+        """Text-to-SQL mode: why the group's result may not be accepted for want of the
+        witness (`acts_sql.engine.witness`), or None."""
+        witnessed = self.book.groups[group_id].fingerprint == self.witnessed
+        return unwitnessed(self.trust.generated, witnessed)
 
     def _reject_groups(
         self, node: NodeState, eligible: list[Candidate], reason: str, labels: dict[str, str]

@@ -157,7 +157,6 @@ class EvidenceStage:
             question=self.task.question,
             generated=self.trust.generated,
             named=self.named,
-            first=self.trust.first_result,
         )
 
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:

@@ -12,10 +12,9 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
   alone are not enough: the issue's "a minimal repair or the raw rewrite runs with a
   different result"; so no sample is drawn unless one of them returns such a result);
 - that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows); in
-  text-to-SQL mode, where nothing is refused, it is not the first query's own result either
-  (`first`) unless the witness returns it too (`acts_sql.engine.witness`): the first query
-  is the model's own, and a rewrite of it that returns its result echoes it rather than
-  confirms it;
+  text-to-SQL mode, where nothing is refused, the witness is among them
+  (`acts_sql.engine.witness`): the first query is the model's own, and rewrites written from
+  it that agree echo it rather than confirm it;
 - the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
   at least one shape check passes (the names check below guards; it is no evidence there);
 - no agreeing candidate drops a name that the question and the user's SQL both give
@@ -37,7 +36,7 @@ from acts_sql.db.result import ExecResult
 from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, shape_checks
 from acts_sql.engine.trust import TrustContext
-from acts_sql.engine.witness import echo_fault, is_witness
+from acts_sql.engine.witness import is_witness, unwitnessed
 from acts_sql.prompts.context import TaskContext
 
 EVIDENCE_RULE = "evidence: agreement"
@@ -93,10 +92,8 @@ def verdict(
     generated: bool,
     needed: int = AGREEMENT,
     named: NamedNames | None = None,
-    first: str | None = None,
 ) -> EvidenceVerdict:
-    """The rule on gathered candidates (the precondition on the user's SQL is the caller's);
-    `first`: text-to-SQL mode, the result fingerprint of the model's own first query."""
+    """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
     ranked = Counter(e.fingerprint for e in usable(evidence)).most_common()
     if not ranked or ranked[0][1] < needed:
         most = ranked[0][1] if ranked else 0
@@ -123,7 +120,6 @@ def verdict(
         question=question,
         generated=generated,
         named=named,
-        first=first,
     )
 
 
@@ -135,10 +131,9 @@ def _checked(
     question: str,
     generated: bool,
     named: NamedNames | None,
-    first: str | None,
 ) -> EvidenceVerdict:
     """The agreeing result against the result checks, the names check and, in text-to-SQL
-    mode, the first query's own result."""
+    mode, the witness."""
     agreeing = [e for e in evidence if e.fingerprint == fingerprint]
     shape = shape_checks(question, agreeing[0].result)
     checks = list(shape)
@@ -152,8 +147,7 @@ def _checked(
             checks=checks,
             reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
         )
-    witnessed = any(is_witness(e.origin) for e in agreeing)
-    echo = echo_fault(fingerprint, first, witnessed) if generated else None
+    echo = unwitnessed(generated, any(is_witness(e.origin) for e in agreeing))
     if echo is not None:
         return EvidenceVerdict(
             accepted=False,

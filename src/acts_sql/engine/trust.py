@@ -89,14 +89,6 @@ class TrustContext(BaseModel):
             generated=generated,
         )
 
-    @property
-    def first_result(self) -> str | None:
-        """Text-to-SQL mode: the result fingerprint of the model's own first query (None
-        otherwise, or when it did not run)."""
-        if not self.generated or self.original_shape is None:
-            return None
-        return self.original_shape.fingerprint
-
     def is_original(self, sql: str) -> bool:
         return bool(self.original_key) and normalize_sql(sql, self.dialect) == self.original_key
 

@@ -1,23 +1,34 @@
-"""The independent witness of text-to-SQL mode: may the first query's own result be accepted?
+"""The independent witness of text-to-SQL mode: what an acceptance there must rest on.
 
 In text-to-SQL mode the first query is the model's own answer to the question, and every
-later candidate is written with that query in view: a raw rewrite, a sample of a pool or a
-judge that returns or vouches for its result repeats it rather than confirms it. So the
-first query's result is accepted (by the evidence gate or by the judge) only when the
-**witness** returns it too: one more generation from the question and the schema alone, at
-the pool's temperature, that has not seen the first query (drawn once a run by the evidence
-gate, `acts_sql.engine.evidence`; origin `witness`). Two generations that agree without
-seeing each other is the issue's "agreement between independent generations".
+later candidate is written with that query in view: a raw rewrite, a raw sample, the
+samples of a pool, and the judge that compares them. Candidates that agree with each other
+there repeat one line of thought rather than confirm it, and a small judge vouches for
+almost anything (on the log tasks with the 0.5B most of its acceptances were wrong). So a
+result is accepted there (by the evidence gate or by the judge) only when the **witness**
+returns it: one more generation from the question and the schema alone, at the pool's
+temperature, that has not seen the first query (drawn once a run by the evidence gate,
+`acts_sql.engine.evidence`; origin `witness`). Two generations that agree without seeing each
+other is the issue's "agreement between independent generations"; the result checks must
+still not fail, and the gate's other conditions still hold.
 
 Without a witness (the pool's temperature is 0, so it would be the first query again; the
-gate did not run; no call was left) nothing confirms the first query's result and it is not
-accepted; it stays ranked and may be returned, not accepted. Any other result is judged as
-before. The witness is also a candidate like any other: it joins the first pool.
+gate did not run; no call was left; it wrote nothing that runs) nothing is accepted in
+text-to-SQL mode. A result the witness does not return stays ranked: it may be returned,
+never as accepted. The witness is also a candidate like any other: it joins the first pool.
+In correction mode (the user gave SQL) none of this applies: the user's SQL and rows are
+refused instead (`acts_sql.engine.trust`).
 """
 
 from __future__ import annotations
 
 WITNESS_ORIGIN = "witness"
+
+UNWITNESSED = (
+    "no independent generation from the question alone returns it (in text-to-SQL mode the "
+    "other candidates are written with the model's first query in view, and agree with it "
+    "rather than confirm it)"
+)
 
 
 def is_witness(origin: str) -> bool:
@@ -26,15 +37,7 @@ def is_witness(origin: str) -> bool:
     return origin == WITNESS_ORIGIN or origin.startswith(WITNESS_ORIGIN + ":")
 
 
-def echo_fault(fingerprint: str | None, first: str | None, witnessed: bool) -> str | None:
-    """Why accepting the result `fingerprint` would rest on the first query alone, or None.
-
-    `first`: the first query's result fingerprint (text-to-SQL mode; None otherwise);
-    `witnessed`: whether the witness returns `fingerprint`."""
-    if first is None or fingerprint != first or witnessed:
-        return None
-    return (
-        "it is the first query's own result, and no independent generation from the question "
-        "alone returns it (in text-to-SQL mode the first query is the model's own, and "
-        "candidates written with it in view repeat it rather than confirm it)"
-    )
+def unwitnessed(generated: bool, witnessed: bool) -> str | None:
+    """Why a result may not be accepted for want of the witness, or None: in text-to-SQL mode
+    (`generated`) when the witness does not return it (`witnessed`)."""
+    return UNWITNESSED if generated and not witnessed else None
