@@ -39,8 +39,10 @@ def script() -> dict[str, list[str]]:
         "generate_sql": [
             gen(WRONG_L01), gen(L20),  # raw
             gen(WRONG_L01), gen(L20),  # critic
-            gen(WRONG_L01), gen(L01), gen(L20), gen(L20),  # linear: initial, then candidate
-            gen(WRONG_L01), gen(L01), gen(L20), gen(L20),  # acts
+            # linear, acts: L01's first query, its witness (it and the raw rewrite agree:
+            # accepted before any plan); L20's first query, its witness, a pool's candidate
+            gen(WRONG_L01), gen(L01), gen(L20), gen(L20), gen(L20),  # linear
+            gen(WRONG_L01), gen(L01), gen(L20), gen(L20), gen(L20),  # acts
         ],
         "correct": [
             fenced(L01), fenced(L20),
