@@ -9,7 +9,8 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
    seen the first query (one call; `acts_sql.engine.witness`);
 4. only while these do not agree, and one of them returns a result that may be accepted:
    raw samples at the pool's temperature (one call each; at most `MAX_SAMPLES`, at most
-   K - 1 of a pool of K, none at temperature 0, and never the last call of the budget).
+   K - 1 of a pool of K, none at temperature 0, never the last call of the budget, and
+   none in text-to-SQL mode, where they could not change the verdict).
 
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
 candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
@@ -162,7 +163,11 @@ class EvidenceStage:
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:
         """Another raw sample: only when the raw rewrite or the rule repair returns a result
         that may be accepted (samples alone never are), within MAX_SAMPLES and the pool's
-        K - 1, at a temperature above 0, and leaving at least one call of the budget."""
+        K - 1, at a temperature above 0, and leaving at least one call of the budget. Never
+        in text-to-SQL mode: there an acceptance needs the witness and an anchor, and a
+        sample is neither, so it could not change the verdict."""
+        if self.trust.generated:
+            return False
         if drawn >= min(MAX_SAMPLES, self.pool.size - 1) or self.pool.temperature <= 0:
             return False
         if not anchors(self._evidence(entries)):

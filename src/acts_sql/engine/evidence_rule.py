@@ -147,13 +147,13 @@ def _checked(
             checks=checks,
             reason=f"{count} candidates agree, but a result check fails: {describe(bad)}",
         )
-    echo = unwitnessed(generated, any(is_witness(e.origin) for e in agreeing))
-    if echo is not None:
+    missing = unwitnessed(generated, any(is_witness(e.origin) for e in agreeing))
+    if missing is not None:
         return EvidenceVerdict(
             accepted=False,
             fingerprint=fingerprint,
             checks=checks,
-            reason=f"{count} candidates agree, but {echo}",
+            reason=f"{count} candidates agree, but {missing}",
         )
     if generated and not passed(shape):  # the names check guards; it is no evidence
         return EvidenceVerdict(
