@@ -172,13 +172,17 @@ class EvidenceStage:
             return False
         if not anchors(self._evidence(entries)):
             return False
+        return self._spares_the_last_call()
+
+    def _spares_the_last_call(self) -> bool:
+        """Whether one more gathering call leaves at least one call of the budget."""
         return self.budget.llm_calls + 2 <= self.budget.call_limit
 
     def _witness_entries(self) -> list[PoolEntry]:
         """Text-to-SQL mode: the witness (`acts_sql.engine.witness`), one generation from the
         question alone at the pool's temperature; none at temperature 0 (it would be the
         first query again) or when it would take the budget's last call."""
-        if self.pool.temperature <= 0 or self.budget.llm_calls + 2 > self.budget.call_limit:
+        if self.pool.temperature <= 0 or not self._spares_the_last_call():
             return []
         unseen = self.task.model_copy(update={"original_sql": "", "original_result": None})
         reply = text_to_sql(

@@ -4,13 +4,13 @@ In text-to-SQL mode the first query is the model's own answer to the question, a
 later candidate is written with that query in view: a raw rewrite, a raw sample, the
 samples of a pool, and the judge that compares them. Candidates that agree with each other
 there repeat one line of thought rather than confirm it, and a small judge vouches for
-almost anything (on the log tasks with the 0.5B most of its acceptances were wrong). So a
-result is accepted there (by the evidence gate or by the judge) only when the **witness**
-returns it: one more generation from the question and the schema alone, at the pool's
-temperature, that has not seen the first query (drawn once a run by the evidence gate,
-`acts_sql.engine.evidence`; origin `witness`). Two generations that agree without seeing each
-other is the issue's "agreement between independent generations"; the result checks must
-still not fail, and the gate's other conditions still hold.
+almost anything. So a result is accepted there (by the evidence gate or by the judge) only
+when the **witness** returns it: one more generation from the question and the schema
+alone, at the pool's temperature, that has not seen the first query (drawn once a run by
+the evidence gate, `acts_sql.engine.evidence`; origin `witness`). Two generations that
+agree without seeing each other is the issue's "agreement between independent
+generations"; the result checks must still not fail, and the gate's other conditions still
+hold.
 
 Without a witness (the pool's temperature is 0, so it would be the first query again; the
 gate did not run; no call was left; it wrote nothing that runs) nothing is accepted in
