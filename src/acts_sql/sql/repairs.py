@@ -196,7 +196,9 @@ _CLAUSE_TOKENS = frozenset(TokenType[name] for name in _CLAUSE_TOKEN_NAMES.split
 
 
 def _keeps_content(tokens: list[Token], rendered: str, d: Dialect) -> bool:
-    """Whether `rendered` has every name, literal and clause keyword of `tokens`.
+    """Whether `rendered` has every name, literal and clause keyword of `tokens`, and no
+    literal or `CURRENT_...` value they lack (a lenient reading of a statement cut
+    off in the middle, `strftime('%Y',`, must not be completed with an invented argument).
 
     Function names may change (sqlglot maps them between dialects).
     """
@@ -206,13 +208,15 @@ def _keeps_content(tokens: list[Token], rendered: str, d: Dialect) -> bool:
         return False
     old_atoms, old_clauses = _inventory(tokens)
     new_atoms, new_clauses = _inventory(new_tokens)
-    if old_atoms - new_atoms:
+    invented = {atom for atom in set(new_atoms) - set(old_atoms) if not atom.startswith("name:")}
+    if old_atoms - new_atoms or invented:  # names may come new: keywords such as ONLY read as names
         return False
     return all(new_clauses[kind] >= count for kind, count in old_clauses.items())
 
 
 def _inventory(tokens: list[Token]) -> tuple[Counter[str], Counter[TokenType]]:
-    """Names, strings and numbers (multiset), and clause keywords (multiset)."""
+    """Names, strings, numbers and `CURRENT_...` values (multiset), and clause keywords
+    (multiset)."""
     atoms: Counter[str] = Counter()
     clauses: Counter[TokenType] = Counter()
     for index, token in enumerate(tokens):
@@ -223,6 +227,8 @@ def _inventory(tokens: list[Token]) -> tuple[Counter[str], Counter[TokenType]]:
             atoms[f"name:{token.text.lower()}"] += 1
         elif kind == TokenType.NUMBER or kind.name.endswith("STRING"):
             atoms[f"{kind.name}:{token.text}"] += 1
+        elif kind.name.startswith("CURRENT_"):
+            atoms[kind.name] += 1
         elif kind in _CLAUSE_TOKENS:
             clauses[kind] += 1
     return atoms, clauses
@@ -456,16 +462,64 @@ def _repair(sql: str, d: Dialect, schema: dict[str, list[str]], error: str | Non
 
 
 def _renames(findings: list[Finding], statements: list[exp.Expr]) -> dict[int, _Rename]:
-    """id(identifier) -> its rename, for every clearly repairable finding."""
+    """id(identifier) -> its rename, for every clearly repairable finding that is a
+    misspelling (`_spelling_slips`), not a name the statement defines elsewhere."""
     renames: dict[int, _Rename] = {}
+    chosen = []
     for finding in findings:
         choice = _clear_choice(finding.ranked, finding.confirmed)
-        if choice is None:
-            continue
+        if choice is not None:
+            chosen.append((finding, choice))
+    for finding, choice in _spelling_slips(chosen, statements):
         renames[id(finding.ident)] = _Rename(finding.ident, choice.name, choice.qualifier)
         if finding.unknown.kind == "table":
             _rename_qualifiers(finding.ident, choice.name, statements, renames)
     return renames
+
+
+def _spelling_slips(
+    chosen: list[tuple[Finding, Near]], statements: list[exp.Expr]
+) -> list[tuple[Finding, Near]]:
+    """The renames that fix a misspelling. Left out: a name the statement defines itself
+    (a column alias or a CTE's or derived table's column list: written in the wrong scope,
+    not misspelt; `SET seqnr = new_seqnr` with `new_seqnr` a CTE's column must not become
+    `seqnr = seqnr`), and distinct names that would all become one (`uuid1, uuid2, uuid3`
+    are three things, not three misspellings of `uuid`)."""
+    defined = {name for statement in statements for name in _defined_names(statement)}
+    written_for: dict[tuple[int, str, str], set[str]] = {}
+    for finding, choice in chosen:
+        key = (_statement_index(finding.ident, statements), finding.unknown.kind, choice.name)
+        written_for.setdefault(key, set()).add(str(finding.ident.this).lower())
+    kept = []
+    for finding, choice in chosen:
+        written = str(finding.ident.this).lower()
+        key = (_statement_index(finding.ident, statements), finding.unknown.kind, choice.name)
+        if written in defined or len(written_for[key]) > 1:
+            continue
+        kept.append((finding, choice))
+    return kept
+
+
+def _defined_names(statement: exp.Expr) -> set[str]:
+    """Column names `statement` defines: its aliases and its column lists."""
+    names = {
+        alias.alias.lower()
+        for alias in statement.find_all(exp.Alias)
+        if alias.alias and not _names_itself(alias)
+    }
+    for table_alias in statement.find_all(exp.TableAlias):
+        names.update(column.name.lower() for column in table_alias.columns)
+    return names
+
+
+def _names_itself(alias: exp.Alias) -> bool:
+    """`usr_name AS usr_name`: the alias repeats the (maybe misspelt) column it names."""
+    column = alias.this
+    return isinstance(column, exp.Column) and column.name.lower() == alias.alias.lower()
+
+
+def _statement_index(ident: exp.Identifier, statements: list[exp.Expr]) -> int:
+    return next((i for i, s in enumerate(statements) if ident is s or inside(ident, s)), -1)
 
 
 def _rename_qualifiers(
