@@ -599,7 +599,7 @@ def test_the_sqlite_error_names_what_repair_fixes() -> None:
 def test_names_needing_quotes_are_quoted_in_the_dialect() -> None:
     pg = {"Users": ["Id", "UserName"]}
     assert repair_identifiers("SELECT usrname FROM Users", "postgresql", pg) == (
-        'SELECT "UserName" FROM Users'
+        'SELECT "UserName" FROM "Users"'  # a bare Users is users in PostgreSQL
     )
     oracle = {"USERS": ["ID", "USER_NAME"]}
     assert repair_identifiers("SELECT usr_name FROM users", "oracle", oracle) == (

@@ -154,11 +154,14 @@ class Near:
     qualifier: exp.Identifier | None = None
 
 
-def _rank(written: str, options: Iterable[_Option]) -> list[Near]:
-    """The options near `written`, best first (each text once, at its best score)."""
+def _rank(written: str, options: Iterable[_Option], *, folded: bool = False) -> list[Near]:
+    """The options near `written`, best first (each text once, at its best score).
+
+    `folded`: the dialect folds `written` to another case, so a name spelt exactly as
+    written is an option too (PostgreSQL reads a bare `CL` as `cl`; it means `"CL"`)."""
     found: dict[str, Near] = {}
     for option in options:
-        if option.local and option.name == written:
+        if option.local and option.name == written and not folded:
             continue
         score = _similarity(written, option.name, option.table) * option.weight
         best = found.get(option.text)
@@ -197,14 +200,23 @@ _PSEUDO_COLUMN_WORDS = (
 PSEUDO_COLUMNS = frozenset(_PSEUDO_COLUMN_WORDS.split())
 """Names that parse as columns but are provided by the database."""
 _SEQUENCE_CALLS = frozenset({"nextval", "currval"})
-_EXACT_QUOTED = frozenset({"postgresql", "oracle"})
-"""Dialects where a quoted name matches only with the same case."""
+_FOLDED = {"postgresql": str.lower, "oracle": str.upper}
+"""Dialects whose names match with the same case: a quoted name as written, a bare one
+folded (PostgreSQL to lower case, Oracle to upper case)."""
 
 
-def _same_name(written: exp.Identifier, actual: str, d: Dialect) -> bool:
-    """Whether the identifier as written names the schema name `actual`."""
-    if written.quoted and d.name in _EXACT_QUOTED:
+def _same_name(written: exp.Identifier, actual: str, d: Dialect, *, stored: bool = True) -> bool:
+    """Whether the identifier as written names `actual`: a schema name as the database
+    stores it (in PostgreSQL a bare `experiment` does not name the table `"Experiment"`),
+    or with `stored` False a name as the query's text writes it (a CTE's column), which a
+    bare reference matches in any case."""
+    fold = _FOLDED.get(d.name)
+    if fold is None:
+        return str(written.this).lower() == actual.lower()
+    if written.quoted:
         return written.this == actual
+    if stored:
+        return fold(str(written.this)) == actual
     return str(written.this).lower() == actual.lower()
 
 
@@ -266,6 +278,12 @@ class _Source:
     """What it is: the schema table's name, or the CTE's or derived table's name."""
     columns: tuple[str, ...] | None
     table_key: str | None = None
+
+    @property
+    def stored(self) -> bool:
+        """Whether its columns are named as the database stores them (a schema table), not
+        as the query's text writes them."""
+        return self.table_key is not None
 
 
 @dataclass
@@ -430,7 +448,8 @@ class Analyzer:
             return _Source(ref, ref_ident(table), self.index.display(key), columns, key)
         if id(table) not in self._seen:
             self._seen.add(id(table))
-            ranked = _rank(table.name, _in_place(self.index.display(k) for k in self.index.schema))
+            names = _in_place(self.index.display(k) for k in self.index.schema)
+            ranked = _rank(table.name, names, folded=self._folded(table.this))
             self._report(table.this, "table", None, ranked)
         return _Source(ref, None, ref, None)
 
@@ -491,11 +510,11 @@ class Analyzer:
         """Report `ident` unless `source` has it (or its columns are unknown)."""
         if source.columns is None:
             return
-        if any(_same_name(ident, name, self.d) for name in source.columns):
+        if any(_same_name(ident, n, self.d, stored=source.stored) for n in source.columns):
             return
         exclude = {source.table_key} if source.table_key else set()
         options = _in_place(source.columns, source.label) + self.index.other_columns(exclude)
-        ranked = _rank(ident.this, options)
+        ranked = _rank(ident.this, options, folded=self._folded(ident))
         self._report(ident, "column", source.label, ranked)
 
     def _unqualified(self, column: exp.Column, ident: exp.Identifier, frame: _Frame) -> None:
@@ -522,7 +541,9 @@ class Analyzer:
         ]
         exclude = {s.table_key for s in known if s.table_key}
         table = known[0].label if len(frame.sources) == 1 and known else None
-        ranked = _rank(name, options + self.index.other_columns(exclude))
+        ranked = _rank(
+            name, options + self.index.other_columns(exclude), folded=self._folded(ident)
+        )
         self._report(ident, "column", table, ranked)
 
     def _resolve(
@@ -536,7 +557,7 @@ class Analyzer:
             for source in current.sources.values():
                 if source.columns is None:
                     return "opaque"
-                if any(_same_name(ident, name, self.d) for name in source.columns):
+                if any(_same_name(ident, n, self.d, stored=source.stored) for n in source.columns):
                     return "known"
         return "unknown"
 
@@ -549,6 +570,12 @@ class Analyzer:
             and isinstance(start, int)
             and self.sql[start : start + 1] == '"'
         )
+
+    def _folded(self, ident: exp.Identifier) -> bool:
+        """Whether the dialect reads the bare `ident` as another name than it is written."""
+        fold = _FOLDED.get(self.d.name)
+        name = str(ident.this)
+        return fold is not None and not ident.quoted and fold(name) != name
 
     def _is_confirmed(self, kind: str, name: str) -> bool:
         """Whether the database error named this table or column."""

@@ -177,12 +177,14 @@ def _lenient_render(sql: str, d: Dialect) -> str | None:
         tokens = d.sqlglot_dialect.tokenize(sql)
     except SqlglotError:
         return None
-    trees = d.sqlglot_dialect.parser(error_level=ErrorLevel.IGNORE).parse(tokens, sql)
+    parser = d.sqlglot_dialect.parser(error_level=ErrorLevel.IGNORE)
+    trees = parser.parse(tokens, sql)
     statements = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
     if not statements:
         return None
     rendered = render(statements, d, sql, d)
-    if not parses(rendered, d) or not _keeps_content(tokens, rendered, d):
+    broken = bool(parser.errors)  # read past errors: it may not make up what is missing
+    if not parses(rendered, d) or not _keeps_content(tokens, rendered, d, adds=not broken):
         return None
     return rendered
 
@@ -195,10 +197,11 @@ _CLAUSE_TOKENS = frozenset(TokenType[name] for name in _CLAUSE_TOKEN_NAMES.split
 """Keywords a faithful rewrite keeps (at least as often as the input has them)."""
 
 
-def _keeps_content(tokens: list[Token], rendered: str, d: Dialect) -> bool:
-    """Whether `rendered` has every name, literal and clause keyword of `tokens`, and no
-    literal or `CURRENT_...` value they lack (a lenient reading of a statement cut
-    off in the middle, `strftime('%Y',`, must not be completed with an invented argument).
+def _keeps_content(tokens: list[Token], rendered: str, d: Dialect, *, adds: bool = True) -> bool:
+    """Whether `rendered` has every name, literal and clause keyword of `tokens`; with
+    `adds` False, also no literal or `CURRENT_...` value they lack (a statement cut off
+    in the middle, `strftime('%Y',`, must not be completed with an invented argument; a
+    function mapped from another dialect, which `adds` allows, may bring literals).
 
     Function names may change (sqlglot maps them between dialects).
     """
@@ -208,8 +211,10 @@ def _keeps_content(tokens: list[Token], rendered: str, d: Dialect) -> bool:
         return False
     old_atoms, old_clauses = _inventory(tokens)
     new_atoms, new_clauses = _inventory(new_tokens)
-    invented = {atom for atom in set(new_atoms) - set(old_atoms) if not atom.startswith("name:")}
-    if old_atoms - new_atoms or invented:  # names may come new: keywords such as ONLY read as names
+    if old_atoms - new_atoms:
+        return False
+    # names may come new either way: keywords such as Oracle's ONLY read as names
+    if not adds and any(not atom.startswith("name:") for atom in set(new_atoms) - set(old_atoms)):
         return False
     return all(new_clauses[kind] >= count for kind, count in old_clauses.items())
 

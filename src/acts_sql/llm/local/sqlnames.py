@@ -33,10 +33,14 @@ valid:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import re
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from acts_sql.sql.safety_rules.functions import generated
 
 _TOKEN = re.compile(
     r"""
@@ -72,12 +76,14 @@ EXTRA_WORDS = (
 
 @functools.cache
 def sql_vocabulary() -> tuple[str, ...]:
-    """Keywords and function names of every dialect sqlglot knows, casefolded and sorted."""
+    """Keywords and function names of every dialect sqlglot knows, and the function names
+    of the engines themselves (`engine_functions`), casefolded and sorted."""
     import sqlglot.expressions as exp
     from sqlglot.dialects.dialect import Dialect
     from sqlglot.tokens import Tokenizer
 
     words: set[str] = set(EXTRA_WORDS.split()) | set(_EXTRA_FUNCTIONS.split())
+    words.update(engine_functions())
     keyword_maps = [Tokenizer.KEYWORDS]
     function_maps = []
     for dialect in Dialect.classes.values():
@@ -91,6 +97,20 @@ def sql_vocabulary() -> tuple[str, ...]:
     for func in exp.ALL_FUNCTIONS:
         words.update(name.casefold() for name in func.sql_names())
     return tuple(sorted(words))
+
+
+def engine_functions() -> set[str]:
+    """Function names sqlglot does not model but the engines have (`json_each`,
+    `jsonb_array_elements`, ...): the read guard's generated lists for PostgreSQL (with
+    PostGIS) and DuckDB, and the SQLite library's own list. Without them a model writing
+    `FROM t, json_each(...)` is refused at `json_ea` and left to write garbage."""
+    names = set(generated("postgresql")) | set(generated("duckdb"))
+    try:
+        with contextlib.closing(sqlite3.connect(":memory:")) as conn:
+            names.update(row[0] for row in conn.execute("PRAGMA function_list"))
+    except sqlite3.Error:  # a SQLite without the pragma (before 3.30): sqlglot's names only
+        pass
+    return {name.casefold() for name in names}
 
 
 _EXTRA_FUNCTIONS = (

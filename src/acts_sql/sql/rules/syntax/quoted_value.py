@@ -1,13 +1,14 @@
 """A value written in identifier quotes (`"Oslo"`, `` `Oslo` ``): written as the string it is.
 
-acts-sql's own rule. PostgreSQL reads `city = "Oslo"` as a comparison with a
-column named Oslo and SQLite and MySQL read backticks the same way, so the
-statement fails with "no such column". When the error names the identifier,
-the identifier is quoted and unqualified, and nothing the statement could
-mean by it exists (no column of that name in any table, no output name of
-the statement or its CTEs), it becomes a string literal wherever it stands
-(in a comparison, an IN list, a function's argument, or a SELECT list without
-FROM: `SELECT "A" AS type`). Applies only to a statement that fails.
+acts-sql's own rule. PostgreSQL and DuckDB read `city = "Oslo"` as a comparison
+with a column named Oslo and SQLite and MySQL read backticks the same way, so the
+statement fails with "no such column" (DuckDB: "Referenced column ... not found").
+When the error names the identifier, the identifier is quoted and unqualified,
+and nothing the statement could mean by it exists (no column of that name in any
+table, no output name of the statement or its CTEs), it becomes a string literal
+wherever it stands (in a comparison, an IN list, a function's argument, or a
+SELECT list without FROM: `SELECT "A" AS type`). Applies only to a statement
+that fails.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from acts_sql.sql.schema_facts import SchemaFacts
 
 _NAMED = re.compile(
     r"no such column:\s*(?P<a>.+?)\s*$|column\s+\"?(?P<b>[^\"]+?)\"?\s+does not exist"
-    r"|Unknown column\s+'(?P<c>[^']+)'|Invalid column name\s+'(?P<d>[^']+)'",
+    r"|Unknown column\s+'(?P<c>[^']+)'|Invalid column name\s+'(?P<d>[^']+)'"
+    r"|Referenced column\s+\"(?P<e>[^\"]+)\"\s+not found",
     re.IGNORECASE | re.MULTILINE,
 )
 
