@@ -174,3 +174,42 @@ def test_no_repair_when_the_fix_would_touch_a_schema_name(tmp_path: Path):
     fired = [e.data["rule"] for e in result.trace if e.kind == "rule_fired"]
     assert "keyword_typo" not in fired
     assert json.dumps(result.sql).count("wher") == 1
+
+
+def test_a_mixed_case_postgresql_table_written_bare_gets_its_stored_name_quoted():
+    """PostgreSQL folds the bare `Experiment` and `CL` to lower case, so neither is found;
+    the names as the server stores them, quoted, with no LLM call (real reflection, the
+    server's own error)."""
+    admin = os.environ.get("ACTS_SQL_TEST_PG_URL")
+    if not admin:
+        pytest.skip("ACTS_SQL_TEST_PG_URL is not set")
+    name = f"acts_case_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = admin.rsplit("/", 1)[0] + "/" + name
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute('CREATE TABLE "Experiment" (id INTEGER, "CL" REAL)')
+            conn.execute('INSERT INTO "Experiment" VALUES (1, 2.0), (2, 4.0)')
+        sql = "SELECT avg(CL) AS cl FROM Experiment"
+        llm = scripted({})
+        result = correct(url, "the mean CL", sql, llm=llm,
+                         options=CorrectionOptions(method="maplerepair"))  # fmt: skip
+        assert result.accepted is True and result.usage.llm_calls == 0
+        assert result.sql == 'SELECT avg("CL") AS cl FROM "Experiment"'
+        assert result.result is not None and [list(r) for r in result.result.rows] == [[3.0]]
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_a_duckdb_value_in_double_quotes_becomes_a_string(tmp_path: Path):
+    """DuckDB reads `"Faro"` as a column and says "Referenced column ... not found"."""
+    db = _duckdb(tmp_path)
+    llm = scripted({})
+    result = correct(db, "vans of the Faro garage",
+                     'SELECT plate FROM vans v JOIN garages g ON g.gid = v.gid WHERE city = "Faro"',
+                     llm=llm, options=CorrectionOptions(method="maplerepair"))  # fmt: skip
+    assert result.accepted is True and result.usage.llm_calls == 0
+    assert "'Faro'" in result.sql
+    assert result.result is not None and [list(r) for r in result.result.rows] == [["V-20"]]

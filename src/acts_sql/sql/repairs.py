@@ -485,42 +485,41 @@ def _renames(findings: list[Finding], statements: list[exp.Expr]) -> dict[int, _
 def _spelling_slips(
     chosen: list[tuple[Finding, Near]], statements: list[exp.Expr]
 ) -> list[tuple[Finding, Near]]:
-    """The renames that fix a misspelling. Left out: a name the statement defines itself
-    (a column alias or a CTE's or derived table's column list: written in the wrong scope,
-    not misspelt; `SET seqnr = new_seqnr` with `new_seqnr` a CTE's column must not become
-    `seqnr = seqnr`), and distinct names that would all become one (`uuid1, uuid2, uuid3`
-    are three things, not three misspellings of `uuid`)."""
-    defined = {name for statement in statements for name in _defined_names(statement)}
+    """The renames that fix a misspelling. Left out: a name the statement defines elsewhere
+    (a column alias or a CTE's or derived table's column list, other than the one the name
+    stands in: written in the wrong scope, not misspelt; `SET seqnr = new_seqnr` with
+    `new_seqnr` a CTE's column must not become `seqnr = seqnr`), and distinct names that
+    would all become one (`uuid1, uuid2, uuid3` are three things, not three misspellings of
+    `uuid`)."""
     written_for: dict[tuple[int, str, str], set[str]] = {}
     for finding, choice in chosen:
         key = (_statement_index(finding.ident, statements), finding.unknown.kind, choice.name)
         written_for.setdefault(key, set()).add(str(finding.ident.this).lower())
     kept = []
     for finding, choice in chosen:
-        written = str(finding.ident.this).lower()
-        key = (_statement_index(finding.ident, statements), finding.unknown.kind, choice.name)
-        if written in defined or len(written_for[key]) > 1:
+        index = _statement_index(finding.ident, statements)
+        key = (index, finding.unknown.kind, choice.name)
+        if len(written_for[key]) > 1:
+            continue
+        if index >= 0 and _defined_elsewhere(finding.ident, statements[index]):
             continue
         kept.append((finding, choice))
     return kept
 
 
-def _defined_names(statement: exp.Expr) -> set[str]:
-    """Column names `statement` defines: its aliases and its column lists."""
-    names = {
-        alias.alias.lower()
-        for alias in statement.find_all(exp.Alias)
-        if alias.alias and not _names_itself(alias)
-    }
-    for table_alias in statement.find_all(exp.TableAlias):
-        names.update(column.name.lower() for column in table_alias.columns)
-    return names
-
-
-def _names_itself(alias: exp.Alias) -> bool:
-    """`usr_name AS usr_name`: the alias repeats the (maybe misspelt) column it names."""
-    column = alias.this
-    return isinstance(column, exp.Column) and column.name.lower() == alias.alias.lower()
+def _defined_elsewhere(ident: exp.Identifier, statement: exp.Expr) -> bool:
+    """Whether `statement` defines the name `ident` writes, as a column alias or in a column
+    list, somewhere other than around `ident` itself (`avg(CL) AS cl` defines `cl` around
+    the `CL` it averages: that is no other definition)."""
+    written = str(ident.this).lower()
+    for alias in statement.find_all(exp.Alias):
+        if alias.alias.lower() == written and not inside(ident, alias):
+            return True
+    return any(
+        column.name.lower() == written
+        for table_alias in statement.find_all(exp.TableAlias)
+        for column in table_alias.columns
+    )
 
 
 def _statement_index(ident: exp.Identifier, statements: list[exp.Expr]) -> int:
