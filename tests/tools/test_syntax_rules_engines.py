@@ -10,6 +10,7 @@ evidence gate accepts together with the raw rewrite, in one call.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -79,7 +80,8 @@ def _duckdb(tmp_path: Path) -> str:
     return f"duckdb:///{path}"
 
 
-def _postgresql() -> Iterator[str]:
+def _postgresql(statements: list[str] = DDL) -> Iterator[str]:
+    """A fresh database on the test server with `statements` run, dropped afterwards."""
     admin = os.environ.get("ACTS_SQL_TEST_PG_URL")
     if not admin:
         pytest.skip("ACTS_SQL_TEST_PG_URL is not set")
@@ -89,7 +91,7 @@ def _postgresql() -> Iterator[str]:
     url = admin.rsplit("/", 1)[0] + "/" + name
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            for statement in DDL:
+            for statement in statements:
                 conn.execute(statement)
         yield url
     finally:
@@ -180,27 +182,17 @@ def test_a_mixed_case_postgresql_table_written_bare_gets_its_stored_name_quoted(
     """PostgreSQL folds the bare `Experiment` and `CL` to lower case, so neither is found;
     the names as the server stores them, quoted, with no LLM call (real reflection, the
     server's own error)."""
-    admin = os.environ.get("ACTS_SQL_TEST_PG_URL")
-    if not admin:
-        pytest.skip("ACTS_SQL_TEST_PG_URL is not set")
-    name = f"acts_case_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = admin.rsplit("/", 1)[0] + "/" + name
-    try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute('CREATE TABLE "Experiment" (id INTEGER, "CL" REAL)')
-            conn.execute('INSERT INTO "Experiment" VALUES (1, 2.0), (2, 4.0)')
-        sql = "SELECT avg(CL) AS cl FROM Experiment"
+    table = [
+        'CREATE TABLE "Experiment" (id INTEGER, "CL" REAL)',
+        'INSERT INTO "Experiment" VALUES (1, 2.0), (2, 4.0)',
+    ]
+    with contextlib.contextmanager(_postgresql)(table) as url:
         llm = scripted({})
-        result = correct(url, "the mean CL", sql, llm=llm,
+        result = correct(url, "the mean CL", "SELECT avg(CL) AS cl FROM Experiment", llm=llm,
                          options=CorrectionOptions(method="maplerepair"))  # fmt: skip
-        assert result.accepted is True and result.usage.llm_calls == 0
-        assert result.sql == 'SELECT avg("CL") AS cl FROM "Experiment"'
-        assert result.result is not None and [list(r) for r in result.result.rows] == [[3.0]]
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    assert result.accepted is True and result.usage.llm_calls == 0
+    assert result.sql == 'SELECT avg("CL") AS cl FROM "Experiment"'
+    assert result.result is not None and [list(r) for r in result.result.rows] == [[3.0]]
 
 
 def test_a_duckdb_value_in_double_quotes_becomes_a_string(tmp_path: Path):
