@@ -14,6 +14,7 @@ import pytest
 
 from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.db.connect import open_database
+from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 from support import generated_reply as gen
 from support import raw_reply as raw
 from support import scripted
@@ -52,6 +53,12 @@ def gate_event(result: Any) -> Any:
     found = kinds(result, "evidence")
     assert len(found) == 1
     return found[0]
+
+
+def wrong_names(db: str, users: str, llm: Any) -> Any:
+    """A run whose issue says the user's SQL (which runs) returns the wrong names; pools of 3."""
+    issue = "The names are wrong: " + QUESTION
+    return correct(db, issue, users, llm=llm, options=CorrectionOptions(candidates=3))
 
 
 def text_to_sql(db: str, question: str, llm: Any, *, candidates: int, calls: int) -> Any:
@@ -138,6 +145,51 @@ def test_agreeing_candidates_are_accepted_without_a_plan(
     assert off.accepted is False and not kinds(off, "evidence")
 
 
+class ErrorAwareModel:
+    """A model that repeats the user's SQL unless its prompt quotes the database's error
+    (then it fixes the table name), the way a small model echoes a query it sees no fault in."""
+
+    name = "error-aware"
+
+    def __init__(self, echo_sql: str, fixed_sql: str) -> None:
+        self.echo_sql, self.fixed_sql = echo_sql, fixed_sql
+        self.prompts: list[str] = []
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        prompt = "\n".join(m.content for m in request.messages)
+        self.prompts.append(prompt)
+        told = "fails with:\nno such table: user" in prompt
+        sql = self.fixed_sql if told else self.echo_sql
+        return LLMResponse(text=raw(sql), usage=Usage(purpose=request.purpose))
+
+
+def test_a_sample_told_the_error_confirms_the_rule_repair(db):
+    """The raw rewrite echoes the failing SQL; a sample whose prompt quotes the database's
+    error writes the repair the rule made: two independent candidates agree, 2 calls."""
+    users = "SELECT name FROM user"
+    llm = ErrorAwareModel(users, "SELECT name FROM users")
+    result = correct(db, QUESTION, users, llm=llm, options=CorrectionOptions(candidates=3))
+
+    assert result.accepted is True and result.usage.llm_calls == 2
+    assert result.reason.startswith("accepted (evidence: agreement)")
+    event = gate_event(result)
+    agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
+    assert {"raw:sample", "rule:unknown_identifier"} <= agreeing
+    first, sample = llm.prompts
+    assert "no such table: user" not in first  # the raw rewrite keeps the baseline's prompt
+    assert "Running the issue SQL on the database fails with:\nno such table: user" in sample
+
+
+def test_a_sample_is_not_told_an_error_when_the_users_sql_runs(db):
+    users = "SELECT name FROM users WHERE id > 1"
+    llm = ErrorAwareModel("SELECT name FROM users WHERE id > 2", "SELECT name FROM users")
+    result = wrong_names(db, users, llm)
+    # the raw rewrite and a sample, neither told of an error, agree on other rows
+    assert result.accepted is True and result.usage.llm_calls == 2
+    assert [r[0] for r in result.result.rows] == ["cy"]
+    assert not any("fails with" in p for p in llm.prompts)
+
+
 # ------------------------------------------------------------------ the gate does not accept
 
 
@@ -187,13 +239,7 @@ def test_the_users_own_rows_are_refused_and_the_search_goes_on(db):
         raw("SELECT name FROM users WHERE 1 < id"),
     ]
     llm = scripted(tree_script(replies, 3))
-    result = correct(
-        db,
-        "The names are wrong: " + QUESTION,
-        users,
-        llm=llm,
-        options=CorrectionOptions(candidates=3),
-    )
+    result = wrong_names(db, users, llm)
 
     event = gate_event(result)
     assert event.data.accepted is False

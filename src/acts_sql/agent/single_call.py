@@ -68,6 +68,7 @@ def raw_correction(
     max_tokens: int = 2048,
     temperature: float = 0.0,
     seed: int | None = None,
+    error: str | None = None,
 ) -> tuple[list[str], LLMResponse]:
     """The BIRD-CRITIC baseline prompt, one call; the reply's ```sql blocks.
 
@@ -75,8 +76,10 @@ def raw_correction(
     with `temperature` and a `seed` per sample. For a query language other than
     SQL (`task.language`) the prompt asks for that language, with its reference,
     and the reply's last block tagged with its fence (or ```sql) is the query.
+    `error`: the database's error for the issue SQL, told to the model after the
+    SQL (`error_note`; without it the prompt is the baseline's, byte for byte).
     """
-    prompt = _raw_prompt(task)
+    prompt = _raw_prompt(task, error)
     request = LLMRequest(
         purpose=Purpose.CORRECT,
         messages=[Message(role="user", content=prompt)],
@@ -92,14 +95,34 @@ def raw_correction(
     return sql_blocks(response.text, (task.language.fence, "sql"))[-1:], response
 
 
-def _raw_prompt(task: TaskContext) -> str:
+ERROR_NOTE_CHARS = 400
+"""The most of a database error the raw prompt quotes."""
+
+
+def error_note(error: str | None) -> str:
+    """The paragraph the raw prompt gets for the issue SQL's error ("" for none): the
+    database's own words, cut to `ERROR_NOTE_CHARS`."""
+    text = (error or "").strip()
+    if not text:
+        return ""
+    if len(text) > ERROR_NOTE_CHARS:
+        text = text[:ERROR_NOTE_CHARS].rstrip() + " ..."
+    return f"Running the issue SQL on the database fails with:\n{text}\n\n"
+
+
+def _raw_prompt(task: TaskContext, error: str | None = None) -> str:
     values = {
         "schema": task.schema_text.strip(),
         "question": task.question.strip(),
         "sql": task.original_sql.strip(),
     }
     if task.language is None:
-        return render(prompts.template("raw_baseline.txt"), dialect=task.dialect, **values)
+        return render(
+            prompts.template("raw_baseline.txt"),
+            dialect=task.dialect,
+            error_note=error_note(error),
+            **values,
+        )
     return render(
         prompts.template("raw_baseline_language.txt"),
         language=task.language.display_name,

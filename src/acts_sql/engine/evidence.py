@@ -10,7 +10,10 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
 4. only while these do not agree, and one of them returns a result that may be accepted:
    raw samples at the pool's temperature (one call each; at most `MAX_SAMPLES`, at most
    K - 1 of a pool of K, none at temperature 0, never the last call of the budget, and
-   none in text-to-SQL mode, where they could not change the verdict).
+   none in text-to-SQL mode, where they could not change the verdict). When the user's SQL
+   failed, a sample's prompt also quotes the database's error (the raw rewrite's does not:
+   it stays the `raw` method's call, byte for byte), so that a sample can confirm or
+   contradict a rule repair of that error instead of repeating the failing SQL.
 
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
 candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
@@ -200,17 +203,27 @@ class EvidenceStage:
         return entries
 
     def _raw_sample(self, k: int) -> list[PoolEntry]:
-        """The raw prompt once more, at the pool's temperature with seed `k`."""
+        """The raw prompt once more, at the pool's temperature with seed `k`, told the
+        database's error when the user's SQL failed with one (`_user_error`)."""
         statements, _ = raw_correction(
             self.llm.for_node(None),
             self.task,
             max_tokens=sql_reply_cap(self.task.original_sql) + RAW_PROSE_TOKENS,
             temperature=self.pool.temperature,
             seed=k,
+            error=self._user_error(),
         )
         if not statements:
             return []
         return self._raw_entry(None, ";\n".join(statements), SAMPLE_ORIGIN)
+
+    def _user_error(self) -> str | None:
+        """The database's own error for the user's SQL; None when it ran, was not sent or
+        not answered (blocked, timed out), or there is no user's SQL."""
+        original = self.task.original_result
+        if self.trust.generated or original is None or original.status != "error":
+            return None
+        return original.error
 
     def _accept_evidence(self, entries: list[PoolEntry], decided: EvidenceVerdict) -> None:
         pool = self._register(EVIDENCE_NODE, entries)
