@@ -1,5 +1,6 @@
 """Reading the SQL out of a raw reply: every ```sql block, without the label lines a small
-model copies from the prompt ("Put each statement ... in its own ```sql code block")."""
+model copies from the prompt ("Put each statement ... in its own ```sql code block"), or
+the fence's tag written again on the block's first line."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ CASES = [
         ["SELECT 1\n-- SQL code block 1"],
     ),
     ("an unclosed last block counts", "text\n```sql\n-- solution\nSELECT 3", ["SELECT 3"]),
+    ("the fence's tag written again", "```sql\nsql\nSELECT 1\n```", ["SELECT 1"]),
+    ("... in capitals, before a label", "```sql\nSQL \n-- Query 1\nSELECT 1\n```", ["SELECT 1"]),
+    ("a column named sql stays", "```sql\nsql, id FROM t\n```", ["sql, id FROM t"]),
 ]
 
 

@@ -148,13 +148,14 @@ def sql_blocks(text: str, fences: tuple[str, ...] = ("sql",)) -> list[str]:
 
 
 _LABEL = re.compile(
-    r"\A(?:[ \t]*--[ \t]*(?:sql[ \t]+)?(?:code[ \t]+block|statement|query|solution)"
-    r"(?:[ \t]*\d+)?[ \t]*:?[ \t]*(?:\r?\n|\Z))+",
+    r"\A(?:[ \t]*(?:--[ \t]*(?:sql[ \t]+)?(?:code[ \t]+block|statement|query|solution)"
+    r"(?:[ \t]*\d+)?[ \t]*:?|sql)[ \t]*(?:\r?\n|\Z))+",
     re.IGNORECASE,
 )
 
 
 def _unlabelled(block: str) -> str:
     """A block without the label lines a model writes over it ("-- SQL code block 1",
-    "-- Statement 2:"), copied from the prompt's wording; other comments stay."""
+    "-- Statement 2:"), copied from the prompt's wording, nor a line that is only the
+    fence's tag again ("```sql" then "sql"); other comments stay."""
     return _LABEL.sub("", block.lstrip("\r\n"))
