@@ -39,4 +39,6 @@ if [ "${ACTS_SQL_NO_SERVICES:-0}" != 1 ]; then
     source "$SERVICES_DIR/env"
   fi
 fi
-"$VENV/bin/python" -m pytest "$@"
+# one worker per core (ACTS_SQL_TEST_WORKERS=N sets the number, 0 runs in one process); tests
+# that share a database server or the Ray cluster stay on one worker (tests/worker_groups.py)
+"$VENV/bin/python" -m pytest -n "${ACTS_SQL_TEST_WORKERS:-auto}" --dist loadfile "$@"

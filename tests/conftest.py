@@ -1,4 +1,5 @@
-"""Shared fixtures: the demo database and its tasks."""
+"""Shared fixtures (the demo database and its tasks, a Ray cluster), and how pytest-xdist
+groups the test files (`worker_groups`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,15 @@ from typing import Any
 import pytest
 
 from acts_sql.demo import demo_db_path, load_tasks
+from worker_groups import file_group_scheduling
+
+
+@pytest.hookimpl(optionalhook=True)  # defined by pytest-xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadfile``: the files that share a server or Ray on one worker."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return file_group_scheduling(config, log)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from acts_sql.cli.app import app
+from acts_sql.cli.render import MAX_SQL_CHARS
 from support import DEMO_SCRIPTS
 
 runner = CliRunner()
@@ -100,13 +101,13 @@ def test_checking_an_output_path_neither_changes_nor_leaves_a_file(demo_db, tmp_
     assert [p.name for p in tmp_path.iterdir()] == ["old.json"]  # no probe file, no new.json
 
 
-def big_sql(columns: int = 8000) -> str:
+def big_sql(columns: int = 1500) -> str:
     return "SELECT " + ", ".join(f"name AS c{i}" for i in range(columns)) + " FROM nosuchtable"
 
 
 def test_a_huge_statement_is_capped_on_the_terminal_and_whole_in_json(demo_db, tmp_path):
     sql = big_sql()
-    assert len(sql) > 110_000
+    assert len(sql) > 5 * MAX_SQL_CHARS
     path = tmp_path / "big.sql"
     path.write_text(sql)
     script = tmp_path / "script.json"
@@ -124,7 +125,7 @@ def test_a_huge_statement_is_capped_on_the_terminal_and_whole_in_json(demo_db, t
     human = fix(*args)
     assert human.exit_code == 1, human.output
     assert len(human.stdout) < 20_000
-    cut = len(sql) - 4000
+    cut = len(sql) - MAX_SQL_CHARS
     assert f"… {cut:,} more characters of SQL not shown ({len(sql):,} in all)" in human.stdout
     as_json = fix(*args, "--json")
     assert json.loads(as_json.stdout)["sql"] == sql
