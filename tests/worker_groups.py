@@ -26,7 +26,7 @@ SHARED_SERVER_TESTS = (
 PostgreSQL and MariaDB test servers: they run on one worker, one after the other."""
 RAY_TESTS = ("bench/test_bench_ray.py", "scale/test_ray.py")
 """Test files that share the session's Ray cluster (`ray_cluster`): one worker starts it."""
-TESTS_ROOT = Path(__file__).parent
+TESTS_ROOT = Path(__file__).resolve().parent
 
 
 def worker_group(path: Path) -> str:
