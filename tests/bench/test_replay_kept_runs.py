@@ -185,6 +185,7 @@ def wrong_acceptances(outcomes: list[Outcome]) -> list[str]:
     ]
 
 
+@pytest.mark.timeout(600)  # every kept acts/linear task: about 60 s idle, 110 s on busy cores
 @pytest.mark.parametrize("dialect", ["SQLite", "PostgreSQL"])
 def test_replayed_kept_runs_accept_no_wrong_answer(replay, bird_critic_dir, request, dialect):
     chosen = picks(replay, dialect)

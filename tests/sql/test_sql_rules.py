@@ -72,9 +72,10 @@ def load_cases(path: Path) -> list[Case]:
             defaults = keys
             continue
         assert len(body) == 2, f"{path.name}: a case is one statement and one outcome: {block}"
-        cases.append(
-            Case(path.stem, len(cases) + 1, {**defaults, **keys}, body[0], body[1], comments)
-        )
+        sql, expected = body
+        if {**defaults, **keys}.get("newlines") == "escaped":  # the rule reads line breaks
+            sql, expected = sql.replace("\\n", "\n"), expected.replace("\\n", "\n")
+        cases.append(Case(path.stem, len(cases) + 1, {**defaults, **keys}, sql, expected, comments))
     return cases
 
 

@@ -24,6 +24,8 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | keyword_typo | (acts-sql's own: SELEC, FORM, WERE, GROPU BY, ...) |
 | syntax | missing_comma | (acts-sql's own: `SELECT plate COUNT(*)`) |
 | syntax | stray_semicolon | (acts-sql's own: `;` inside a statement) |
+| syntax | missing_semicolon | (acts-sql's own: statements on their own lines, run together) |
+| syntax | repeated_with | (acts-sql's own: a WITH for each CTE) |
 | syntax | reparse, transpile_dialect | (acts-sql's own, the earlier deterministic repairs) |
 | syntax | execution_failure | Misc_Execution_Failure (hint) |
 | logic | integer_division | Div_Cast |
@@ -76,8 +78,10 @@ from acts_sql.sql.rules.syntax.keyword_typo import KeywordTypo
 from acts_sql.sql.rules.syntax.missing_comma import MissingComma
 from acts_sql.sql.rules.syntax.missing_cte import MissingCte
 from acts_sql.sql.rules.syntax.missing_join import MissingJoin
+from acts_sql.sql.rules.syntax.missing_semicolon import MissingSemicolon
 from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
 from acts_sql.sql.rules.syntax.reparse import Reparse
+from acts_sql.sql.rules.syntax.repeated_with import RepeatedWith
 from acts_sql.sql.rules.syntax.stray_semicolon import StraySemicolon
 from acts_sql.sql.rules.syntax.transpile_dialect import TranspileDialect
 from acts_sql.sql.rules.syntax.unknown_identifier import UnknownIdentifier
@@ -100,6 +104,8 @@ RULES: tuple[Rule, ...] = (
     KeywordTypo(),
     MissingComma(),
     StraySemicolon(),
+    RepeatedWith(),
+    MissingSemicolon(),
     Reparse(),
     TranspileDialect(),
     ExecutionFailure(),

@@ -35,6 +35,12 @@ def tokens_of(sql: str, d: Dialect) -> list[Token] | None:
         return None
 
 
+def failed_tokens(sql: str, error: str | None, d: Dialect) -> list[Token] | None:
+    """The tokens of `sql` when the database's `error` is a syntax error (None when it is not,
+    or when `sql` cannot be tokenized or has no token): what a token-level repair reads."""
+    return (tokens_of(sql, d) or None) if is_syntax_error(error) else None
+
+
 def is_syntax_error(error: str | None) -> bool:
     """Whether the database's error says the statement does not parse (any engine)."""
     return bool(error and _SYNTAX.search(error))

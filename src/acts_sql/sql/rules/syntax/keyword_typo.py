@@ -25,11 +25,10 @@ from sqlglot.tokens import Token, TokenType
 from acts_sql.sql._rewrite import parses
 from acts_sql.sql.rules._tokens import (
     WORDS,
+    failed_tokens,
     failure_index,
-    is_syntax_error,
     known_names,
     replaced,
-    tokens_of,
 )
 from acts_sql.sql.rules.base import Repair, Rule, RuleInput, RuleOutcome, Stage
 
@@ -75,10 +74,8 @@ class KeywordTypo(Rule):
     stage = Stage.SYNTAX
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
-        if not is_syntax_error(given.error):
-            return None
-        tokens = tokens_of(given.sql, given.d)
-        if not tokens:
+        tokens = failed_tokens(given.sql, given.error, given.d)
+        if tokens is None:
             return None
         fail = failure_index(tokens, given.error or "")
         typos = _typos(tokens, known_names(given.facts), fail)

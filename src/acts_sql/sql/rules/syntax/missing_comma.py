@@ -22,7 +22,7 @@ from __future__ import annotations
 from sqlglot.tokens import Token, TokenType
 
 from acts_sql.sql._rewrite import parses
-from acts_sql.sql.rules._tokens import is_column, is_syntax_error, tokens_of
+from acts_sql.sql.rules._tokens import failed_tokens, is_column
 from acts_sql.sql.rules.base import Repair, Rule, RuleInput, RuleOutcome, Stage
 
 _LIST_ENDS = {
@@ -49,10 +49,8 @@ class MissingComma(Rule):
     stage = Stage.SYNTAX
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
-        if not is_syntax_error(given.error):
-            return None
-        tokens = tokens_of(given.sql, given.d)
-        if not tokens:
+        tokens = failed_tokens(given.sql, given.error, given.d)
+        if tokens is None:
             return None
         columns = {c.name.lower() for t in given.facts.tables for c in t.columns}
         gaps = [i for i in _list_pairs(tokens) if _gap(tokens, i, columns)]
