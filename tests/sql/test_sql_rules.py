@@ -73,9 +73,10 @@ def load_cases(path: Path) -> list[Case]:
             continue
         assert len(body) == 2, f"{path.name}: a case is one statement and one outcome: {block}"
         sql, expected = body
-        if {**defaults, **keys}.get("newlines") == "escaped":  # the rule reads line breaks
+        keys = {**defaults, **keys}
+        if keys.get("newlines") == "escaped":  # the rule reads line breaks
             sql, expected = sql.replace("\\n", "\n"), expected.replace("\\n", "\n")
-        cases.append(Case(path.stem, len(cases) + 1, {**defaults, **keys}, sql, expected, comments))
+        cases.append(Case(path.stem, len(cases) + 1, keys, sql, expected, comments))
     return cases
 
 
