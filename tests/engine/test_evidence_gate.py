@@ -145,6 +145,41 @@ def test_agreeing_candidates_are_accepted_without_a_plan(
     assert off.accepted is False and not kinds(off, "evidence")
 
 
+def test_a_failing_raw_rewrite_is_repaired_by_the_rules_and_anchors_agreement(db):
+    """The raw rewrite slips (a misspelled column) where the user's SQL had another fault no
+    rule repairs: the chain repairs the raw rewrite as it repairs the user's SQL, and a
+    sample confirms the repair, 2 calls. Without the rules, the raw rewrite anchors
+    nothing, so no sample is drawn and the gate accepts nothing."""
+    users = "SELECT name FROM users WHERE"
+    replies = [raw("SELECT nme FROM users"), raw("SELECT name FROM users")]
+
+    result = correct(
+        db,
+        QUESTION,
+        users,
+        llm=scripted({"correct": replies}),
+        options=CorrectionOptions(candidates=3),
+    )
+    assert result.accepted is True and result.usage.llm_calls == 2
+    assert sorted(row[0] for row in result.result.rows) == ["ann", "bob", "cy"]
+    event = gate_event(result)
+    agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
+    assert agreeing == {"raw:rule:unknown_identifier", "raw:sample"}
+
+    off = correct(
+        db,
+        QUESTION,
+        users,
+        llm=scripted({"correct": replies[:1]}),
+        options=CorrectionOptions(
+            candidates=3, rule_candidates=False, budget=Budget(max_llm_calls=2)
+        ),
+    )
+    gate = gate_event(off)
+    assert gate.data.accepted is False
+    assert [c["origin"] for c in gate.data.candidates] == ["raw"]
+
+
 class ErrorAwareModel:
     """A model that repeats the user's SQL unless its prompt quotes the database's error
     (then it fixes the table name), the way a small model echoes a query it sees no fault in."""
@@ -163,11 +198,18 @@ class ErrorAwareModel:
         return LLMResponse(text=raw(sql), usage=Usage(purpose=request.purpose))
 
 
-def test_a_sample_told_the_error_confirms_the_rule_repair(db):
-    """The raw rewrite echoes the failing SQL; a sample whose prompt quotes the database's
-    error writes the repair the rule made: two independent candidates agree, 2 calls."""
+@pytest.mark.parametrize(
+    "echo",
+    ["SELECT name FROM user", "SELECT u.name FROM user AS u"],
+    ids=["the same SQL", "the same error"],
+)
+def test_a_sample_told_the_error_confirms_the_rule_repair(db, echo):
+    """The raw rewrite echoes the failing SQL (or keeps its fault: the same error); a sample
+    whose prompt quotes the database's error writes the repair the rule made: two
+    independent candidates agree, 2 calls. The echo is not repaired by the rules: its repair
+    would be the user's SQL's repair counted twice."""
     users = "SELECT name FROM user"
-    llm = ErrorAwareModel(users, "SELECT name FROM users")
+    llm = ErrorAwareModel(echo, "SELECT name FROM users")
     result = correct(db, QUESTION, users, llm=llm, options=CorrectionOptions(candidates=3))
 
     assert result.accepted is True and result.usage.llm_calls == 2
@@ -175,6 +217,7 @@ def test_a_sample_told_the_error_confirms_the_rule_repair(db):
     event = gate_event(result)
     agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
     assert {"raw:sample", "rule:unknown_identifier"} <= agreeing
+    assert not any(c["origin"].startswith("raw:rule") for c in event.data.candidates)
     first, sample = llm.prompts
     assert "no such table: user" not in first  # the raw rewrite keeps the baseline's prompt
     assert "Running the issue SQL on the database fails with:\nno such table: user" in sample

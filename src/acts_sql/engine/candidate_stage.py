@@ -55,7 +55,8 @@ from acts_sql.engine.witness import unwitnessed
 from acts_sql.prompts.context import TaskContext, format_path, sql_reply_cap
 from acts_sql.protocol import JudgeDecision, PlanNode, ToolName
 from acts_sql.sql.languages import unavailable_tools
-from acts_sql.tools.base import PathStep, PoolEntry, ToolOutcome
+from acts_sql.sql.query_text import normalize_sql
+from acts_sql.tools.base import PathStep, PoolEntry, PoolSettings, ToolOutcome
 from acts_sql.tools.pool import FROM_SQL, failure_reason, repairable
 from acts_sql.tools.rule_chain import RuleChain
 
@@ -118,6 +119,7 @@ class CandidateStage:
     trace: Trace
     budget: BudgetTracker
     trust: TrustContext
+    pool: PoolSettings
     book: CandidateBook
     allowance: SearchAllowance
     tree: PlanTree
@@ -185,7 +187,37 @@ class CandidateStage:
             ).execute(sql)
         )
         origin = origin if sql == written else f"{origin}:{FROM_SQL}"
-        return [PoolEntry(sql=sql, origin=origin, result=result, known=known is not None)]
+        entry = PoolEntry(sql=sql, origin=origin, result=result, known=known is not None)
+        return [entry, *self._repaired_reply(node_id, entry)]
+
+    def _repaired_reply(self, node_id: str | None, entry: PoolEntry) -> list[PoolEntry]:
+        """A raw reply that fails, repaired by the rule chain as the user's SQL is (origin
+        `<origin>:rule:<names>`): one candidate at most, so that a reply never counts twice.
+        Not a reply that keeps the user's fault (the user's SQL again, or the same error):
+        its repair would be the user's SQL's repair counted a second time."""
+        if not self.pool.rules or not repairable(entry.result) or self._keeps_users_fault(entry):
+            return []
+        run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
+        chain = RuleChain(
+            run,
+            self.task.facts(),
+            self.task.dialect,
+            reference_sql=self.task.original_sql,
+            on_fire=rule_events(self.trace, node_id),
+        )
+        state = chain.run(entry.sql, entry.result)
+        if not state.result.ok or not state.changed(entry.sql, self.task.dialect):
+            return []
+        origin = f"{entry.origin}:rule:" + "+".join(state.repaired_by)
+        return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
+
+    def _keeps_users_fault(self, entry: PoolEntry) -> bool:
+        dialect = self.task.dialect
+        if normalize_sql(entry.sql, dialect) == normalize_sql(self.task.original_sql, dialect):
+            return True
+        original = self.task.original_result
+        error = _first_line(entry.result.error)
+        return original is not None and error is not None and error == _first_line(original.error)
 
     def _rule_entries(self, node_id: str | None) -> list[PoolEntry]:
         """The rule chain's repair of the user's SQL, once per run, as a candidate of the first
@@ -589,6 +621,12 @@ class CandidateStage:
 
 
 _REPAIR_ORDER = {"greedy": 0, "retry": 1, "sample": 2, "repair": 3, "rule": 4, "raw": 5}
+
+
+def _first_line(error: str | None) -> str | None:
+    """An error's first line, without the statement text an engine may quote below it."""
+    line = (error or "").strip().splitlines()[:1]
+    return line[0] if line else None
 
 
 def _is_repair(node: NodeState) -> bool:

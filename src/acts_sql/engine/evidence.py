@@ -4,7 +4,10 @@ Run by the search (`acts`, `linear`) after the raw rewrite is written and before
 is asked for. It gathers up to four kinds of independent candidates, cheaply:
 
 1. the rule chain's repair of the user's SQL (no LLM call; `CandidateStage._rule_entries`);
-2. the raw single-turn rewrite (one call, already written first; `_raw_entries`);
+2. the raw single-turn rewrite (one call, already written first; `_raw_entries`), and when it
+   fails with a fault of its own, its rule-chain repair (`CandidateStage._repaired_reply`,
+   origin ``raw:rule:<rules>``: an anchor as the raw rewrite is; samples and the witness are
+   repaired the same way);
 3. text-to-SQL mode only: the witness, a generation from the question alone that has not
    seen the first query (one call; `acts_sql.engine.witness`);
 4. only while these do not agree, and one of them returns a result that may be accepted:

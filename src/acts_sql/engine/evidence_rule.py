@@ -8,9 +8,10 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
 - at least `AGREEMENT` of the gathered candidates run and return the same result set (the
   result fingerprint of `acts_sql.engine.fingerprint`; a statement without a result set has
   nothing to agree on), and no other result has as many;
-- the raw rewrite or the rule repair is among them (samples that agree with each other
-  alone are not enough: the issue's "a minimal repair or the raw rewrite runs with a
-  different result"; so no sample is drawn unless one of them returns such a result);
+- the raw rewrite (or its repair, ``raw:rule:...``) or the rule repair of the user's SQL is
+  among them (samples that agree with each other alone are not enough: the issue's "a minimal
+  repair or the raw rewrite runs with a different result"; so no sample is drawn unless one
+  of them returns such a result);
 - that result is not refused (`TrustContext.refusal`: not the user's SQL, not its rows); in
   text-to-SQL mode, where nothing is refused, the witness is among them
   (`acts_sql.engine.witness`): the first query is the model's own, and rewrites written from
