@@ -180,6 +180,26 @@ def test_a_failing_raw_rewrite_is_repaired_by_the_rules_and_anchors_agreement(db
     assert [c["origin"] for c in gate.data.candidates] == ["raw"]
 
 
+def test_a_raw_rewrite_with_the_users_fault_under_another_name_is_not_repaired(db):
+    """The raw rewrite keeps the user's misspelled column behind an alias (another error text):
+    the rule that repairs it is the one that repaired the user's SQL, so its repair would
+    count that repair twice. It is not made; a sample has to confirm the rule repair."""
+    users = "SELECT nam FROM users"
+    replies = [raw("SELECT u.nam FROM users AS u"), raw("SELECT name FROM users")]
+    result = correct(
+        db,
+        QUESTION,
+        users,
+        llm=scripted({"correct": replies}),
+        options=CorrectionOptions(candidates=3),
+    )
+    assert result.accepted is True and result.usage.llm_calls == 2
+    event = gate_event(result)
+    origins = [c["origin"] for c in event.data.candidates]
+    assert "raw:sample" in origins and "rule:unknown_identifier" in origins
+    assert not any(origin.startswith("raw:rule") for origin in origins)
+
+
 class ErrorAwareModel:
     """A model that repeats the user's SQL unless its prompt quotes the database's error
     (then it fixes the table name), the way a small model echoes a query it sees no fault in."""

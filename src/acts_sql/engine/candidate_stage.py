@@ -130,6 +130,8 @@ class CandidateStage:
     _raw_pending: bool
     _raw_sql: str | None
     _rules_pending: bool
+    _users_rules: frozenset[str]
+    """The rules whose repair of the user's SQL is a candidate (`_rule_entries`)."""
     _repaired: set[str]
 
     if TYPE_CHECKING:
@@ -193,8 +195,9 @@ class CandidateStage:
     def _repaired_reply(self, node_id: str | None, entry: PoolEntry) -> list[PoolEntry]:
         """A raw reply that fails, repaired by the rule chain as the user's SQL is (origin
         `<origin>:rule:<names>`): one candidate at most, so that a reply never counts twice.
-        Not a reply that keeps the user's fault (the user's SQL again, or the same error):
-        its repair would be the user's SQL's repair counted a second time."""
+        Not a reply that keeps the user's fault (the user's SQL again, the same error, or a
+        fault fixed by a rule that also repaired the user's SQL): its repair would be the
+        user's SQL's repair counted a second time."""
         if not self.pool.rules or not repairable(entry.result) or self._keeps_users_fault(entry):
             return []
         run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
@@ -207,6 +210,8 @@ class CandidateStage:
         )
         state = chain.run(entry.sql, entry.result)
         if not state.result.ok or not state.changed(entry.sql, self.task.dialect):
+            return []
+        if self._users_rules.intersection(state.repaired_by):
             return []
         origin = f"{entry.origin}:rule:" + "+".join(state.repaired_by)
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
@@ -232,6 +237,7 @@ class CandidateStage:
         ).run(self.task.original_sql, original)
         if not state.result.ok or not state.changed(self.task.original_sql, self.task.dialect):
             return []
+        self._users_rules = frozenset(state.repaired_by)
         origin = "rule:" + "+".join(state.repaired_by)
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
 

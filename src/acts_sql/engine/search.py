@@ -178,6 +178,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         self._raw_sql: str | None = None
         # pool.rules: the option, off for a query language other than SQL (the rules rewrite SQL)
         self._rules_pending = pool.rules and bool(task.original_sql.strip())
+        self._users_rules: frozenset[str] = frozenset()
         self._replanned = False
         self._gathered: tuple[list[PoolEntry], list[PoolEntry]] = ([], [])
         self._repaired: set[str] = set()
