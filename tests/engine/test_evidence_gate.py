@@ -61,6 +61,12 @@ def wrong_names(db: str, users: str, llm: Any) -> Any:
     return correct(db, issue, users, llm=llm, options=CorrectionOptions(candidates=3))
 
 
+def pools_of_3(db: str, users: str, replies: list[str], **options: Any) -> Any:
+    """A run on QUESTION with pools of 3, the model answering the raw prompt with `replies`."""
+    llm = scripted({"correct": replies})
+    return correct(db, QUESTION, users, llm=llm, options=CorrectionOptions(candidates=3, **options))
+
+
 def text_to_sql(db: str, question: str, llm: Any, *, candidates: int, calls: int) -> Any:
     """A text-to-SQL run (no user SQL) with pools of `candidates` and at most `calls` calls."""
     options = CorrectionOptions(candidates=candidates, budget=Budget(max_llm_calls=calls))
@@ -153,28 +159,14 @@ def test_a_failing_raw_rewrite_is_repaired_by_the_rules_and_anchors_agreement(db
     users = "SELECT name FROM users WHERE"
     replies = [raw("SELECT nme FROM users"), raw("SELECT name FROM users")]
 
-    result = correct(
-        db,
-        QUESTION,
-        users,
-        llm=scripted({"correct": replies}),
-        options=CorrectionOptions(candidates=3),
-    )
+    result = pools_of_3(db, users, replies)
     assert result.accepted is True and result.usage.llm_calls == 2
     assert sorted(row[0] for row in result.result.rows) == ["ann", "bob", "cy"]
     event = gate_event(result)
     agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
     assert agreeing == {"raw:rule:unknown_identifier", "raw:sample"}
 
-    off = correct(
-        db,
-        QUESTION,
-        users,
-        llm=scripted({"correct": replies[:1]}),
-        options=CorrectionOptions(
-            candidates=3, rule_candidates=False, budget=Budget(max_llm_calls=2)
-        ),
-    )
+    off = pools_of_3(db, users, replies[:1], rule_candidates=False, budget=Budget(max_llm_calls=2))
     gate = gate_event(off)
     assert gate.data.accepted is False
     assert [c["origin"] for c in gate.data.candidates] == ["raw"]
@@ -186,13 +178,7 @@ def test_a_raw_rewrite_with_the_users_fault_under_another_name_is_not_repaired(d
     count that repair twice. It is not made; a sample has to confirm the rule repair."""
     users = "SELECT nam FROM users"
     replies = [raw("SELECT u.nam FROM users AS u"), raw("SELECT name FROM users")]
-    result = correct(
-        db,
-        QUESTION,
-        users,
-        llm=scripted({"correct": replies}),
-        options=CorrectionOptions(candidates=3),
-    )
+    result = pools_of_3(db, users, replies)
     assert result.accepted is True and result.usage.llm_calls == 2
     event = gate_event(result)
     origins = [c["origin"] for c in event.data.candidates]
