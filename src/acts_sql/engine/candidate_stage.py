@@ -217,6 +217,7 @@ class CandidateStage:
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
 
     def _keeps_users_fault(self, entry: PoolEntry) -> bool:
+        """Whether a failing reply is the user's SQL again or fails with its error."""
         dialect = self.task.dialect
         if normalize_sql(entry.sql, dialect) == normalize_sql(self.task.original_sql, dialect):
             return True
