@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from sqlglot import Token, TokenType, exp
 from sqlglot.errors import ErrorLevel, SqlglotError
@@ -37,13 +38,26 @@ from acts_sql.sql.diagnostics import parse_statements
 from acts_sql.sql.dialects import Dialect, get_dialect
 
 _MAX_PAREN_PASSES = 8
+_REMEMBERED = 1024
 
 
 def canonical_sql(sql: str, dialect: str | Dialect) -> str:
     """Canonical text of `sql` (statements joined by "; "); "" for no statement.
 
-    SQL only: `acts_sql.sql.query_text.normalize_sql` also takes a query language's text."""
-    d = get_dialect(dialect)
+    SQL only: `acts_sql.sql.query_text.normalize_sql` also takes a query language's text.
+    Remembered for the last `_REMEMBERED` texts: a run compares the same statements many
+    times (every rule of the chain, every candidate of a pool), and a long one takes a
+    second or more to read."""
+    return _canonical_sql(sql, get_dialect(dialect))
+
+
+def clear_remembered() -> None:
+    """Forget the remembered canonical texts (a benchmark times the first reading)."""
+    _canonical_sql.cache_clear()
+
+
+@lru_cache(maxsize=_REMEMBERED)
+def _canonical_sql(sql: str, d: Dialect) -> str:
     try:
         tokens = d.sqlglot_dialect.tokenize(sql)
     except SqlglotError:
