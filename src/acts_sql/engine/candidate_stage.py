@@ -58,7 +58,7 @@ from acts_sql.sql.languages import unavailable_tools
 from acts_sql.sql.query_text import normalize_sql
 from acts_sql.tools.base import PathStep, PoolEntry, PoolSettings, ToolOutcome
 from acts_sql.tools.pool import FROM_SQL, failure_reason, repairable
-from acts_sql.tools.rule_chain import RuleChain
+from acts_sql.tools.rule_chain import ChainResult, RuleChain
 
 if TYPE_CHECKING:
     from acts_sql.agent.central_agent import CentralAgent
@@ -200,18 +200,8 @@ class CandidateStage:
         user's SQL's repair counted a second time."""
         if not self.pool.rules or not repairable(entry.result) or self._keeps_users_fault(entry):
             return []
-        run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
-        chain = RuleChain(
-            run,
-            self.task.facts(),
-            self.task.dialect,
-            reference_sql=self.task.original_sql,
-            on_fire=rule_events(self.trace, node_id),
-        )
-        state = chain.run(entry.sql, entry.result)
-        if not state.result.ok or not state.changed(entry.sql, self.task.dialect):
-            return []
-        if self._users_rules.intersection(state.repaired_by):
+        state = self._chain_repair(node_id, entry.sql, entry.result, self.task.original_sql)
+        if state is None or self._users_rules.intersection(state.repaired_by):
             return []
         origin = f"{entry.origin}:rule:" + "+".join(state.repaired_by)
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
@@ -232,15 +222,29 @@ class CandidateStage:
         original = self.task.original_result
         if original is None:
             return []
-        run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
-        state = RuleChain(
-            run, self.task.facts(), self.task.dialect, on_fire=rule_events(self.trace, node_id)
-        ).run(self.task.original_sql, original)
-        if not state.result.ok or not state.changed(self.task.original_sql, self.task.dialect):
+        state = self._chain_repair(node_id, self.task.original_sql, original, None)
+        if state is None:
             return []
         self._users_rules = frozenset(state.repaired_by)
         origin = "rule:" + "+".join(state.repaired_by)
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
+
+    def _chain_repair(
+        self, node_id: str | None, sql: str, result: ExecResult, reference_sql: str | None
+    ) -> ChainResult | None:
+        """The rule chain's repair of `sql` (its statements traced as "rules"), or None when
+        the repair does not run or changes nothing."""
+        run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
+        state = RuleChain(
+            run,
+            self.task.facts(),
+            self.task.dialect,
+            reference_sql=reference_sql,
+            on_fire=rule_events(self.trace, node_id),
+        ).run(sql, result)
+        if not state.result.ok or not state.changed(sql, self.task.dialect):
+            return None
+        return state
 
     def _register_unpooled_raw(self) -> None:
         """A raw rewrite written but never pooled (the search ended first) still counts:
