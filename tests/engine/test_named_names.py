@@ -1,6 +1,8 @@
 """The names check (issue 38, item 5): a correction that drops a name the question and the
 user's SQL both give is not accepted, by the evidence gate or by the judge; it stays ranked.
-Table-driven unit cases, then scripted runs on real SQLite that accept without the check."""
+Its counterpart: a candidate that reads a table neither of them names has no vote in the
+evidence rule. Table-driven unit cases, then scripted runs on real SQLite that accept without
+the check."""
 
 from __future__ import annotations
 
@@ -187,3 +189,106 @@ def test_the_judge_may_not_accept_a_candidate_that_drops_a_named_column(db):
     assert result.accepted is False
     # it stays ranked: the returned SQL is still the candidate many agree on
     assert sorted(r[0] for r in result.result.rows) == ["amy", "ann"]
+
+
+# ------------------------------------------------------------------ tables named
+
+FLEET = {
+    "trips": ["trip_id", "vehicle_id", "driver_id"],
+    "vehicles": ["vehicle_id", "plate"],
+    "drivers": ["driver_id", "name"],
+    "order_items": ["order_id", "qty"],
+    "status": ["status"],
+}
+PLATES = "For every trip, show the trip id, the vehicle id and the vehicle's plate."
+AMBIGUOUS = "SELECT trip_id, vehicle_id, plate FROM trips JOIN vehicles ON 1 = 1"
+
+TABLES = [
+    # id, question, user's SQL, candidate, tables it adds
+    (
+        "a join nobody asked for",
+        PLATES,
+        AMBIGUOUS,
+        "SELECT d.name FROM trips, drivers d",
+        ["drivers"],
+    ),
+    ("tables the user's SQL reads", PLATES, AMBIGUOUS, "SELECT plate FROM vehicles", []),
+    (
+        "a singular in the question",
+        "Which driver drove most?",
+        "SELECT 1",
+        "SELECT * FROM drivers",
+        [],
+    ),
+    (
+        "the user's misspelled table",
+        "List them.",
+        "SELECT * FROM driver",
+        "SELECT * FROM drivers",
+        [],
+    ),
+    ("a name in parts", "Sum the order items.", "SELECT 1", "SELECT SUM(qty) FROM order_items", []),
+    ("a table named like a column", "x", "SELECT 1", "SELECT status FROM status", []),
+    ("no user SQL: nothing checked", PLATES, "", "SELECT d.name FROM drivers d", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "users", "candidate", "added"),
+    [c[1:] for c in TABLES],
+    ids=[c[0] for c in TABLES],
+)
+def test_tables_neither_the_question_nor_the_users_sql_names(question, users, candidate, added):
+    named = NamedNames.of(question, users, FLEET)
+    assert named.added(candidate) == added
+    assert (named.unnamed(candidate) is None) == (not added)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> str:
+    path = tmp_path / "fleet.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE vehicles (vehicle_id INTEGER PRIMARY KEY, plate TEXT)")
+        conn.execute("CREATE TABLE drivers (driver_id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("CREATE TABLE trips (trip_id INT, vehicle_id INT, driver_id INT)")
+        conn.executemany("INSERT INTO vehicles VALUES (?, ?)", [(1, "AB-1"), (2, "CD-2")])
+        conn.executemany("INSERT INTO drivers VALUES (?, ?)", [(1, "ann"), (2, "bob")])
+        conn.executemany("INSERT INTO trips VALUES (?, ?, ?)", [(1, 1, 1), (2, 2, 2), (3, 1, 2)])
+    return str(path)
+
+
+def test_an_agreement_on_a_join_nobody_named_is_no_evidence(fleet):
+    """The story of a kept everyday run (P06): the user's SQL fails on an ambiguous column; the
+    raw rewrite and a sample agree on a result with the drivers' names joined in, which the
+    question never asks for. That agreement no longer counts; the rule's repair is confirmed
+    by the search's pool instead, and accepted without the judge."""
+    users = (
+        "SELECT trip_id, vehicle_id, plate FROM trips "
+        "JOIN vehicles ON trips.vehicle_id = vehicles.vehicle_id"
+    )
+    joined = (
+        "SELECT t.trip_id, t.vehicle_id, v.plate, d.name FROM trips t JOIN vehicles v "
+        "ON t.vehicle_id = v.vehicle_id JOIN drivers d ON t.driver_id = d.driver_id"
+    )
+    right = (
+        "SELECT t.trip_id, t.vehicle_id, v.plate FROM trips t "
+        "JOIN vehicles v ON t.vehicle_id = v.vehicle_id"
+    )
+    llm = scripted(
+        {
+            "correct": [raw(joined), raw(joined.replace("t.trip_id", "trip_id")), raw(users)],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "generate_sql": [gen(right)] * 3,
+            "judge": [accept("A")],
+        }
+    )
+    result = correct(fleet, PLATES, users, llm=llm, options=CorrectionOptions(candidates=3))
+
+    gate, after_pool = events(result, "evidence")
+    assert gate.data.accepted is False
+    unnamed = [c for c in gate.data.candidates if c["refusal"] and "drivers" in c["refusal"]]
+    assert len(unnamed) == 2  # the raw rewrite and the sample: no votes
+    assert after_pool.data.accepted is True
+    assert not [e for e in events(result, "llm_call") if e.purpose == "judge"]
+    assert result.accepted is True
+    assert result.result.columns == ["trip_id", "vehicle_id", "plate"]

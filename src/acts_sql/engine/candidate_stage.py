@@ -133,6 +133,7 @@ class CandidateStage:
     _users_rules: frozenset[str]
     """The rules whose repair of the user's SQL is a candidate (`_rule_entries`)."""
     _repaired: set[str]
+    _anchors: set[str]
 
     if TYPE_CHECKING:
 
@@ -147,6 +148,8 @@ class CandidateStage:
         def _valid_target(self, target: str, rejected: str) -> bool: ...
 
         def _take_gathered(self) -> tuple[list[PoolEntry], list[PoolEntry]]: ...
+
+        def _agreed_after_pool(self, node: NodeState) -> bool: ...
 
         def _backtrack(
             self, node: NodeState, decision: JudgeDecision | None, reason: str
@@ -174,7 +177,9 @@ class CandidateStage:
                 RawCandidateData(), node=node_id, summary="no ```sql block in the reply"
             )
             return []
-        return self._raw_entry(node_id, sql, "raw")
+        entries = self._raw_entry(node_id, sql, "raw")
+        self._anchors.update(self.book.key(e.sql) for e in entries)
+        return entries
 
     def _raw_entry(self, node_id: str | None, written: str, origin: str) -> list[PoolEntry]:
         """A raw reply's SQL as a pool entry: kept in the task's language, and executed
@@ -226,6 +231,7 @@ class CandidateStage:
         if state is None:
             return []
         self._users_rules = frozenset(state.repaired_by)
+        self._anchors.add(self.book.key(state.sql))
         origin = "rule:" + "+".join(state.repaired_by)
         return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
 
@@ -354,6 +360,8 @@ class CandidateStage:
             summary=_pool_summary(pool),
         )
         eligible = [c for c in pool if c.verdict == "unjudged" and c.runs]
+        if eligible and self._agreed_after_pool(node):
+            return None  # evidence before judgement: no judge call
         if eligible:
             return self._judge_pool(node, eligible)
         return self._repair_or_reject(node, pool)

@@ -20,6 +20,11 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
 
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
 candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
+
+The rule runs again after each pool of the search, before the judge is asked
+(`EvidenceStage._agreed_after_pool`): evidence before judgement. The gathered candidates
+joined the first pool; a result the raw rewrite or the rule repair returns and that the
+pools' samples now agree on is accepted there, at the pool's node, without a judge call.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from acts_sql.engine.options import CorrectionOptions
 from acts_sql.engine.recording import TracedLLM
 from acts_sql.engine.scaled_budget import SearchAllowance, scale
 from acts_sql.engine.trace import Trace
+from acts_sql.engine.tree import NodeState, NodeStatus
 from acts_sql.engine.trust import TrustContext
 from acts_sql.engine.witness import WITNESS_ORIGIN
 from acts_sql.prompts.context import TaskContext, sql_reply_cap
@@ -89,6 +95,9 @@ class EvidenceStage:
     _gathered: tuple[list[PoolEntry], list[PoolEntry]]
     named: NamedNames
     witnessed: str | None
+    _anchors: set[str]
+    """Book keys of the candidates an acceptance may rest on: the raw rewrite (and its
+    repair) and the rule chain's repair of the user's SQL."""
 
     if TYPE_CHECKING:
 
@@ -124,6 +133,91 @@ class EvidenceStage:
             self._emit_evidence(head + tail, decided, None, allowed=self._scale(head + tail))
         return decided.accepted
 
+    def _agreed_after_pool(self, node: NodeState) -> bool:
+        """The gate's rule once more, on every candidate of the run, after a pool and before
+        its judgement (see the module doc): True when it accepted one (the node is accepted
+        and no judge is asked). Not in text-to-SQL mode, where the judge decides with the
+        witness, nor when the gate is off or its precondition does not hold."""
+        if not self.options.evidence_gate or self.trust.generated:
+            return False
+        if not may_accept(self.task, self.trust):
+            return False
+        evidence = self._book_evidence()
+        decided = verdict(evidence, question=self.task.question, generated=False, named=self.named)
+        group = next(
+            (g for g in self.book.groups.values() if g.fingerprint == decided.fingerprint), None
+        )
+        if not decided.accepted or group is None:
+            return False
+        winner = self._voter(group.id)
+        if winner is None:
+            return False
+        reason = f"{EVIDENCE_RULE}: {decided.reason}"
+        self.book.accept(winner, reason)
+        node.status, node.reason, node.candidate_sql = NodeStatus.ACCEPTED, reason, winner.sql
+        self.accepted = winner
+        self.trace.emit(
+            EvidenceData(
+                rule=EVIDENCE_RULE,
+                accepted=True,
+                candidates=[
+                    {
+                        "candidate": c.id,
+                        "origin": c.origin,
+                        "votes": c.votes,
+                        "status": c.result.status,
+                        "group": c.group,
+                        "anchor": self.book.key(c.sql) in self._anchors,
+                        "refusal": c.reason
+                        if c.verdict in ("refused", "rejected")
+                        else self.named.unnamed(c.sql),
+                    }
+                    for c in self.book.candidates
+                ],
+                group=group.id,
+                candidate=winner.id,
+                checks=[c.model_dump() for c in decided.checks],
+            ),
+            node=node.id,
+            summary=f"accepted after the pool, before its judgement: {decided.reason}",
+        )
+        return True
+
+    def _voter(self, group_id: str) -> Candidate | None:
+        """The candidate an acceptance of the group returns: its open member with the most
+        votes (earliest on a tie) among those with a vote (`NamedNames.unnamed`)."""
+        voters = [
+            c
+            for c in self.book.members(group_id)
+            if c.verdict == "unjudged" and self.named.unnamed(c.sql) is None
+        ]
+        return max(voters, key=lambda c: (c.votes, -c.order)) if voters else None
+
+    def _book_evidence(self) -> list[Evidence]:
+        """Every vote of the run's candidates that ran, as the rule sees it: a candidate the
+        engine refused or the judge rejected (its rejection standing) is refused, one that
+        reads a table nobody named has no vote (`unnamed`), one that is no anchor is
+        `pooled`."""
+        out = []
+        for candidate in self.book.candidates:
+            if candidate.shape is None or not candidate.runs:
+                continue
+            group = self.book.groups[candidate.group] if candidate.group else None
+            refusal = candidate.reason if candidate.verdict in ("refused", "rejected") else None
+            if refusal is None and group is not None and group.rejected_reason:
+                refusal = f"the judge rejected its rows: {group.rejected_reason}"
+            vote = Evidence(
+                origin=candidate.origin,
+                sql=candidate.sql,
+                result=candidate.result,
+                fingerprint=candidate.shape.fingerprint,
+                refusal=refusal,
+                unnamed=self.named.unnamed(candidate.sql),
+                pooled=self.book.key(candidate.sql) not in self._anchors,
+            )
+            out.extend([vote] * candidate.votes)
+        return out
+
     def _scale(self, entries: list[PoolEntry]) -> int | None:
         """Scale the search's calls to the gathered candidates (`scaled_budget`); the calls
         the run may make in all, None when the option is off."""
@@ -154,6 +248,7 @@ class EvidenceStage:
                     result=entry.result,
                     fingerprint=shape.fingerprint if shape else None,
                     refusal=self.trust.refusal(entry.sql, shape) if shape else None,
+                    unnamed=self.named.unnamed(entry.sql),
                 )
             )
         return out
@@ -232,8 +327,8 @@ class EvidenceStage:
         pool = self._register(EVIDENCE_NODE, entries)
         agreeing = [c for c in pool if c.shape and c.shape.fingerprint == decided.fingerprint]
         group = agreeing[0].group if agreeing and agreeing[0].group else None
-        winner = self.book.representative(group) if group else None
-        if winner is None or winner.verdict != "unjudged":
+        winner = self._voter(group) if group else None
+        if winner is None:
             self._emit_evidence(entries, decided.model_copy(update={"accepted": False}), None)
             return
         self.book.accept(winner, f"{EVIDENCE_RULE}: {decided.reason}")
@@ -256,7 +351,7 @@ class EvidenceStage:
                 "sql": e.sql,
                 "status": e.result.status,
                 "group": labels[e.fingerprint] if e.fingerprint else None,
-                "refusal": e.refusal,
+                "refusal": e.refusal or e.unnamed,
             }
             for e in evidence
         ]

@@ -19,11 +19,18 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
 - the result checks (`acts_sql.engine.result_checks`) do not fail, and in text-to-SQL mode
   at least one shape check passes (the names check below guards; it is no evidence there);
 - no agreeing candidate drops a name that the question and the user's SQL both give
-  (`acts_sql.engine.named_names`).
+  (`acts_sql.engine.named_names`); a candidate that reads a table neither of them names has
+  no vote at all (`Evidence.unnamed`).
 
 Otherwise nothing is decided: the gathered candidates join the first pool of the search, as
 the raw rewrite and the rule repair always did (no call is lost), and the search runs.
 The gathering (calls, statements) is `acts_sql.engine.evidence.EvidenceStage`.
+
+**After each pool, before its judgement**, the same rule runs once more, on every candidate
+of the run so far (`EvidenceStage._agreed_after_pool`): the samples of the search's pools
+add their votes (``pooled``: never an anchor), and a result the raw rewrite or the rule
+repair returns that they come to agree on is accepted without asking the judge. A result
+the judge rejected, with a reason that stands, counts as refused.
 """
 
 from __future__ import annotations
@@ -59,6 +66,13 @@ class Evidence(BaseModel):
     result: ExecResult
     fingerprint: str | None = None
     refusal: str | None = None
+    """The trust rules' refusal (the user's SQL or its rows): never accepted."""
+    unnamed: str | None = None
+    """It reads a table that neither the question nor the user's SQL names
+    (`NamedNames.unnamed`): no vote here, though the search's judge may still accept it."""
+    pooled: bool = False
+    """A candidate a search pool drew (the rule after a pool): it adds its vote but is never
+    an anchor, as a raw sample is not."""
 
 
 class EvidenceVerdict(BaseModel):
@@ -77,12 +91,22 @@ def anchors(evidence: Sequence[Evidence]) -> set[str]:
     return {
         e.fingerprint
         for e in usable(evidence)
-        if e.fingerprint and not e.origin.startswith(SAMPLE_ORIGIN) and not is_witness(e.origin)
+        if e.fingerprint
+        and not e.pooled
+        and not e.origin.startswith(SAMPLE_ORIGIN)
+        and not is_witness(e.origin)
     }
 
 
 def usable(evidence: Sequence[Evidence]) -> list[Evidence]:
-    """Candidates whose result may be agreed on: ran, returned a result set, not refused."""
+    """Candidates whose result may be agreed on: ran, returned a result set, not refused, and
+    read no table nobody named."""
+    return [e for e in unrefused(evidence) if e.unnamed is None]
+
+
+def unrefused(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Candidates whose result may be accepted at all, by agreement or by the search's judge:
+    ran, returned a result set, not refused."""
     return [e for e in evidence if e.fingerprint and e.result.columns and e.refusal is None]
 
 
@@ -99,7 +123,7 @@ def verdict(
     if not ranked or ranked[0][1] < needed:
         most = ranked[0][1] if ranked else 0
         why = f"no agreement: {most} candidate(s) return the largest result that may be accepted"
-        if any(e.refusal for e in evidence):
+        if any(e.refusal or e.unnamed for e in evidence):
             why += f" (refused: {_refusals(evidence)})"
         return EvidenceVerdict(accepted=False, reason=f"{why}; at least {needed} needed")
     fingerprint, count = ranked[0]
@@ -184,4 +208,4 @@ def may_accept(task: TaskContext, trust: TrustContext) -> bool:
 
 
 def _refusals(evidence: list[Evidence]) -> str:
-    return "; ".join(sorted({e.refusal for e in evidence if e.refusal}))
+    return "; ".join(sorted({r for e in evidence for r in (e.refusal, e.unnamed) if r}))

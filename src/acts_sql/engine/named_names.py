@@ -21,6 +21,16 @@ It gates acceptance: the evidence gate accepts no result that an agreeing candid
 while dropping a name (`acts_sql.engine.evidence_rule`), and a judge's "accept" stands only
 when the SQL it would return keeps them (`acts_sql.engine.candidate_stage`). It never
 removes a candidate from the ranking.
+
+Its counterpart, **tables named** (`NamedNames.added`), weighs in the evidence rule only: a
+candidate that reads a table of the schema that neither the question nor the user's SQL
+names (a join the model adds out of habit, so that several of its samples agree on it) has
+no vote there (`acts_sql.engine.evidence`); it stays in the ranking, and the judge, which
+reads the issue, may still accept it. A table is named when its name, or each part of it
+(split at ``_``), is a word of the question or of the user's SQL, a plural ending aside
+(`teacher` names `teachers`, "order items" names `order_items`). Tables that share their
+name with a column are left out (a mention cannot tell them apart), and with no user SQL
+(text-to-SQL) nothing is checked.
 """
 
 from __future__ import annotations
@@ -47,6 +57,22 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text or "")}
 
 
+def _stem(word: str) -> str:
+    """A word without a plural ending (`categories` -> `category`, `boxes` -> `box`)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _named(table: str, stems: set[str]) -> bool:
+    parts = [p for p in table.split("_") if p]
+    return _stem(table) in stems or (bool(parts) and all(_stem(p) in stems for p in parts))
+
+
 def _calls(sql: str, aggregate: str) -> bool:
     return re.search(rf"\b{aggregate}\s*\(", sql or "", re.IGNORECASE) is not None
 
@@ -57,6 +83,9 @@ class NamedNames(BaseModel):
 
     names: frozenset[str] = frozenset()
     aggregates: frozenset[str] = frozenset()
+    unnamed_tables: frozenset[str] = frozenset()
+    """The schema's tables (lower case) that neither the question nor the user's SQL names,
+    less those that share their name with a column (`added`); empty without user SQL."""
 
     @classmethod
     def of(
@@ -74,6 +103,7 @@ class NamedNames(BaseModel):
         return cls(
             names=frozenset(n for n in shared if len(n) >= MIN_LENGTH),
             aggregates=frozenset(asked),
+            unnamed_tables=_unnamed_tables(question, original_sql, schema_names),
         )
 
     def dropped(self, sql: str) -> list[str]:
@@ -81,6 +111,18 @@ class NamedNames(BaseModel):
         `AVG()`), sorted."""
         names = sorted(self.names - _words(sql))
         return names + [f"{a}()" for a in sorted(self.aggregates) if not _calls(sql, a)]
+
+    def added(self, sql: str) -> list[str]:
+        """The tables `sql` mentions (whole words) that neither the question nor the user's
+        SQL names, sorted."""
+        return sorted(self.unnamed_tables & _words(sql))
+
+    def unnamed(self, sql: str) -> str | None:
+        """Why `sql` has no vote in the evidence rule (it reads a table nobody named), or None."""
+        added = self.added(sql)
+        if not added:
+            return None
+        return f"reads {', '.join(added)}, which neither the question nor the user's SQL names"
 
     def check(self, sqls: Iterable[str]) -> ShapeCheck:
         """`fail` when any of `sqls` (the candidates returning one result) drops a name;
@@ -98,3 +140,15 @@ class NamedNames(BaseModel):
             )
         kept = sorted(self.names) + [f"{a}()" for a in sorted(self.aggregates)]
         return ShapeCheck(name=NAMES, verdict="pass", detail=", ".join(kept))
+
+
+def _unnamed_tables(
+    question: str, original_sql: str, schema_names: Mapping[str, Iterable[str]]
+) -> frozenset[str]:
+    if not (original_sql or "").strip():
+        return frozenset()
+    columns = {c.lower() for cols in schema_names.values() for c in cols}
+    words = _words(question) | _words(original_sql)
+    stems = {_stem(part) for w in words for part in (w, *w.split("_")) if part}
+    tables = {t.lower().rsplit(".", 1)[-1] for t in schema_names}
+    return frozenset(t for t in tables if t not in columns and not _named(t, stems))

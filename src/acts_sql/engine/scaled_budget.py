@@ -50,7 +50,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from acts_sql.engine.budget import BudgetTracker, ScaledBudgetSpentError, llm_calls_text
-from acts_sql.engine.evidence_rule import Evidence, anchors, usable
+from acts_sql.engine.evidence_rule import Evidence, anchors, unrefused
 from acts_sql.engine.result_checks import failed, shape_checks
 
 MAX_GROWTH = 2
@@ -89,9 +89,9 @@ class Scaling(BaseModel):
 
 
 def acceptable(evidence: Sequence[Evidence], question: str) -> list[Evidence]:
-    """The gathered candidates whose result may be accepted: usable (ran with a result set,
-    not refused) and no result check fails on it."""
-    return [e for e in usable(evidence) if not failed(shape_checks(question, e.result))]
+    """The gathered candidates whose result may be accepted, by agreement or by the search's
+    judge: ran with a result set, not refused, and no result check fails on it."""
+    return [e for e in unrefused(evidence) if not failed(shape_checks(question, e.result))]
 
 
 def scale(

@@ -182,6 +182,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         self._replanned = False
         self._gathered: tuple[list[PoolEntry], list[PoolEntry]] = ([], [])
         self._repaired: set[str] = set()
+        self._anchors: set[str] = set()
         self.draws = SampleLedger()
         self.min_agreement = options.agreement_needed(pool.size)
         self.allowance = SearchAllowance(budget)

@@ -1,0 +1,217 @@
+"""Evidence before judgement in the search (issue 38, items 2 and 3): after each pool, the
+evidence gate's rule runs again on every candidate of the run, and a result that the raw
+rewrite or the rule repair returns and that the pool's samples now agree on is accepted
+without asking the judge. Scripted LLM, real SQLite. The script's judge rejects: without the
+rule, no case below is accepted (and the judge is called)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acts_sql import CorrectionOptions, correct
+from acts_sql.db.result import ExecResult
+from acts_sql.engine.evidence_rule import Evidence, verdict
+from support import generated_reply as gen
+from support import raw_reply as raw
+from support import scripted
+
+QUESTION = "List the names of all users."
+GENERATE_ONLY = {"cursor": "n1", "nodes": [{"id": "n1", "tool": "generate_sql"}]}
+REJECT = json.dumps(
+    {"reason": "it does not answer the issue", "verdict": "reject", "group": None}
+    | {"backtrack_to": None}
+)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.executemany("INSERT INTO users VALUES (?, ?)", [(1, "ann"), (2, "bob"), (3, "cy")])
+    return str(path)
+
+
+def run(db: str, question: str, users: str, gate: list[str], pool: str, method: str) -> Any:
+    """The gate's raw rewrite and samples answer `gate`; one plan, one pool of 3 `pool`
+    samples, and a judge that rejects."""
+    llm = scripted(
+        {
+            "correct": gate,
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "generate_sql": [gen(pool)] * 3,
+            "judge": [REJECT] * 3,
+        }
+    )
+    options = CorrectionOptions(method=method, candidates=3)
+    return correct(db, question, users, llm=llm, options=options)
+
+
+def kinds(result: Any, kind: str) -> list[Any]:
+    return [e for e in result.trace if e.kind == kind]
+
+
+def judge_calls(result: Any) -> int:
+    return sum(1 for e in kinds(result, "llm_call") if e.purpose == "judge")
+
+
+ACCEPTED = [
+    # id, question, user's SQL, gate replies (raw rewrite, samples), pool SQL, anchor
+    (
+        "the pool confirms the raw rewrite",
+        QUESTION,
+        "SELECT name FROM users WHERE id > 2",
+        [
+            raw("SELECT name FROM users"),
+            raw("SELECT name FROM users WHERE id = 1"),
+            raw("SELECT name FROM users WHERE id <> 2"),
+        ],
+        "SELECT u.name FROM users AS u",
+        "raw",
+    ),
+    (
+        "the pool confirms the rule repair, against the raw rewrite",
+        QUESTION,
+        "SELECT nam FROM users WHERE id > 0",
+        [
+            raw("SELECT name FROM users WHERE id = 1"),
+            raw("SELECT name FROM users WHERE id = 2"),
+            raw("SELECT name FROM users WHERE id = 3"),
+        ],
+        "SELECT name FROM users",
+        "rule:unknown_identifier",
+    ),
+]
+
+
+@pytest.mark.parametrize("method", ["acts", "linear"])
+@pytest.mark.parametrize(
+    ("question", "users", "gate", "pool", "anchor"),
+    [case[1:] for case in ACCEPTED],
+    ids=[case[0] for case in ACCEPTED],
+)
+def test_a_pool_that_agrees_with_an_anchor_is_accepted_without_the_judge(
+    db, method, question, users, gate, pool, anchor
+):
+    result = run(db, question, users, gate, pool, method)
+
+    assert result.accepted is True
+    assert sorted(r[0] for r in result.result.rows) == ["ann", "bob", "cy"]
+    assert judge_calls(result) == 0
+    gate_event, after_pool = kinds(result, "evidence")
+    assert gate_event.data.accepted is False and gate_event.node is None
+    assert after_pool.data.accepted is True and after_pool.node == "n1"
+    assert after_pool.data.rule == "evidence: agreement"
+    assert after_pool.summary.startswith("accepted after the pool, before its judgement")
+    agreeing = [c for c in after_pool.data.candidates if c["group"] == after_pool.data.group]
+    assert any(c["anchor"] and c["origin"] == anchor for c in agreeing)
+    assert sum(c["votes"] for c in agreeing) >= 4  # the anchor and the pool's 3 samples
+    accepted = next(c for c in result.candidates if c["verdict"] == "accepted")
+    assert accepted["id"] == after_pool.data.candidate
+    assert result.tree[0]["status"] == "accepted"
+
+
+def test_without_the_gate_the_same_pool_goes_to_the_judge(db):
+    case = ACCEPTED[0]
+    llm = scripted(
+        {
+            "correct": case[3],
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "generate_sql": [gen(case[4])] * 3,
+            "judge": [REJECT] * 3,
+        }
+    )
+    options = CorrectionOptions(candidates=3, evidence_gate=False)
+    result = correct(db, case[1], case[2], llm=llm, options=options)
+
+    assert judge_calls(result) >= 1
+    assert not kinds(result, "evidence")
+    assert result.accepted is False
+
+
+NOT_ACCEPTED = [
+    # id, question, user's SQL, gate replies, pool SQL
+    (
+        "the pool agrees with a sample only: no anchor",
+        QUESTION,
+        "SELECT name FROM users WHERE id > 2",
+        [
+            raw("SELECT name FROM users WHERE id = 1"),
+            raw("SELECT name FROM users"),
+            raw("SELECT name FROM users WHERE id <> 2"),
+        ],
+        "SELECT u.name FROM users AS u",
+    ),
+    (
+        "a result check fails: a list where the question asks a count",
+        "How many users are there?",
+        "SELECT COUNT(*) FROM users WHERE id > 2",
+        [
+            raw("SELECT name FROM users"),
+            raw("SELECT COUNT(*) FROM users WHERE id = 1"),
+            raw("SELECT COUNT(*) FROM users WHERE id < 3"),
+        ],
+        "SELECT u.name FROM users AS u",
+    ),
+    (
+        "the pool returns the user's rows: refused",
+        "The names are wrong: " + QUESTION,
+        "SELECT name FROM users WHERE id > 1",
+        [
+            raw("SELECT name FROM users"),
+            raw("SELECT name FROM users WHERE id = 1"),
+            raw("SELECT name FROM users WHERE id <> 2"),
+        ],
+        "SELECT name FROM users WHERE id >= 2",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "users", "gate", "pool"),
+    [case[1:] for case in NOT_ACCEPTED],
+    ids=[case[0] for case in NOT_ACCEPTED],
+)
+def test_without_anchored_agreement_the_judge_decides(db, question, users, gate, pool):
+    result = run(db, question, users, gate, pool, "acts")
+
+    assert [e.data.accepted for e in kinds(result, "evidence")] == [False]  # the gate's only
+    assert result.accepted is False
+    assert judge_calls(result) >= 1
+
+
+def _vote(sql: str, rows: list[tuple[Any, ...]], *, pooled: bool, origin: str = "raw") -> Evidence:
+    result = ExecResult(status="ok", columns=["name"], rows=[list(r) for r in rows])
+    result.row_count = len(rows)
+    return Evidence(origin=origin, sql=sql, result=result, fingerprint=repr(rows), pooled=pooled)
+
+
+ALL = [("ann",), ("bob",), ("cy",)]
+
+
+@pytest.mark.parametrize(
+    ("votes", "accepted", "why"),
+    [
+        ([_vote("a", ALL, pooled=False), _vote("b", ALL, pooled=True)], True, "2 of 2"),
+        (
+            [_vote("a", ALL, pooled=True, origin="greedy"), _vote("b", ALL, pooled=True)],
+            False,
+            "neither the raw rewrite nor the rule repair",
+        ),
+        (
+            [_vote("a", ALL, pooled=True, origin="rule:x"), _vote("b", ALL, pooled=True)],
+            False,
+            "neither the raw rewrite nor the rule repair",
+        ),
+    ],
+    ids=["an anchor and a pooled vote", "pooled votes only", "a pooled rule repair"],
+)
+def test_pooled_votes_count_but_never_anchor(votes, accepted, why):
+    decided = verdict(votes, question=QUESTION, generated=False)
+    assert decided.accepted is accepted
+    assert why in decided.reason
