@@ -1,5 +1,6 @@
-"""Issue 38 item 1: keyword typos, ambiguous columns and missing commas repaired with zero
-LLM calls, on real engines (SQLite, DuckDB, and PostgreSQL when ACTS_SQL_TEST_PG_URL is set).
+"""Issue 38 item 1: keyword typos, ambiguous columns, missing commas and names the engine
+reserves repaired with zero LLM calls, on real engines (SQLite, DuckDB, and PostgreSQL when
+ACTS_SQL_TEST_PG_URL is set).
 
 Each case runs the broken statement on the engine, so the rule reads that engine's own error
 text; `correct(..., method=maplerepair)` with an empty script (any LLM call would fail) must
@@ -33,6 +34,8 @@ DDL = [
     " plate VARCHAR(10), km INTEGER)",
     "INSERT INTO garages VALUES (1, 'Braga'), (2, 'Faro')",
     "INSERT INTO vans VALUES (1, 1, 'V-10', 120), (2, 1, 'V-11', 40), (3, 2, 'V-20', 300)",
+    'CREATE TABLE "order" (oid INTEGER PRIMARY KEY, vid INTEGER, total INTEGER)',
+    'INSERT INTO "order" VALUES (1, 1, 7), (2, 3, 2)',
 ]
 
 CASES = [
@@ -59,6 +62,8 @@ CASES = [
     ),
     ("comma-three-columns", "SELECT plate km vid FROM vans WHERE vid = 3", "missing_comma",
      [["V-20", 300, 3]]),
+    ("table-named-order", "SELECT o.oid, v.plate FROM order o JOIN vans v ON v.vid = o.vid"
+     " ORDER BY o.oid", "reserved_name", [[1, "V-10"], [2, "V-20"]]),
 ]  # fmt: skip
 
 

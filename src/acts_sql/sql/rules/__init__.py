@@ -22,6 +22,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | group_by_columns | (acts-sql's own) |
 | syntax | quoted_value, foreign_quotes | (acts-sql's own) |
 | syntax | keyword_typo | (acts-sql's own: SELEC, FORM, WERE, GROPU BY, ...) |
+| syntax | reserved_name | (acts-sql's own: a table or column named like a keyword, bare) |
 | syntax | missing_comma | (acts-sql's own: `SELECT plate COUNT(*)`) |
 | syntax | stray_semicolon | (acts-sql's own: `;` inside a statement) |
 | syntax | missing_semicolon | (acts-sql's own: statements on their own lines, run together) |
@@ -82,6 +83,7 @@ from acts_sql.sql.rules.syntax.missing_semicolon import MissingSemicolon
 from acts_sql.sql.rules.syntax.quoted_value import QuotedValue
 from acts_sql.sql.rules.syntax.reparse import Reparse
 from acts_sql.sql.rules.syntax.repeated_with import RepeatedWith
+from acts_sql.sql.rules.syntax.reserved_name import ReservedName
 from acts_sql.sql.rules.syntax.stray_semicolon import StraySemicolon
 from acts_sql.sql.rules.syntax.transpile_dialect import TranspileDialect
 from acts_sql.sql.rules.syntax.unknown_identifier import UnknownIdentifier
@@ -102,6 +104,7 @@ RULES: tuple[Rule, ...] = (
     QuotedValue(),
     ForeignQuotes(),
     KeywordTypo(),
+    ReservedName(),
     MissingComma(),
     StraySemicolon(),
     RepeatedWith(),

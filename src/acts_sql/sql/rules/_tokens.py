@@ -46,10 +46,15 @@ def is_syntax_error(error: str | None) -> bool:
     return bool(error and _SYNTAX.search(error))
 
 
+def near_word(error: str) -> str:
+    """The word a syntax error points at (`near "X"`, `near 'X ...'`), or ""."""
+    found = _NEAR.search(error)
+    return (found.group("a") or found.group("b") or "") if found else ""
+
+
 def failure_index(tokens: list[Token], error: str) -> int | None:
     """The index of the token the error names (`near "X"`), when one token has that text."""
-    found = _NEAR.search(error)
-    word = (found.group("a") or found.group("b") or "") if found else ""
+    word = near_word(error)
     if not word:
         return None
     low = word.lower()
