@@ -242,6 +242,8 @@ def test_tables_neither_the_question_nor_the_users_sql_names(question, users, ca
     named = NamedNames.of(question, users, FLEET)
     assert named.added(candidate) == added
     assert (named.unnamed(candidate) is None) == (not added)
+    # text-to-SQL mode: the first query is the model's own, nothing is checked
+    assert NamedNames.of(question, users, FLEET, tables=False).added(candidate) == []
 
 
 @pytest.fixture

@@ -29,8 +29,8 @@ no vote there (`acts_sql.engine.evidence`); it stays in the ranking, and the jud
 reads the issue, may still accept it. A table is named when its name, or each part of it
 (split at ``_``), is a word of the question or of the user's SQL, a plural ending aside
 (`teacher` names `teachers`, "order items" names `order_items`). Tables that share their
-name with a column are left out (a mention cannot tell them apart), and with no user SQL
-(text-to-SQL) nothing is checked.
+name with a column are left out (a mention cannot tell them apart), and in text-to-SQL mode,
+where the first query is the model's own, nothing is checked.
 """
 
 from __future__ import annotations
@@ -85,12 +85,20 @@ class NamedNames(BaseModel):
     aggregates: frozenset[str] = frozenset()
     unnamed_tables: frozenset[str] = frozenset()
     """The schema's tables (lower case) that neither the question nor the user's SQL names,
-    less those that share their name with a column (`added`); empty without user SQL."""
+    less those that share their name with a column (`added`); empty without user SQL and in
+    text-to-SQL mode."""
 
     @classmethod
     def of(
-        cls, question: str, original_sql: str, schema_names: Mapping[str, Iterable[str]]
+        cls,
+        question: str,
+        original_sql: str,
+        schema_names: Mapping[str, Iterable[str]],
+        *,
+        tables: bool = True,
     ) -> NamedNames:
+        """What `question` and `original_sql` both name; `tables`: also the tables neither
+        names (False in text-to-SQL mode, where `original_sql` is the model's own)."""
         schema = {t.lower() for t in schema_names}
         for columns in schema_names.values():
             schema.update(c.lower() for c in columns)
@@ -103,7 +111,9 @@ class NamedNames(BaseModel):
         return cls(
             names=frozenset(n for n in shared if len(n) >= MIN_LENGTH),
             aggregates=frozenset(asked),
-            unnamed_tables=_unnamed_tables(question, original_sql, schema_names),
+            unnamed_tables=(
+                _unnamed_tables(question, original_sql, schema_names) if tables else frozenset()
+            ),
         )
 
     def dropped(self, sql: str) -> list[str]:

@@ -186,7 +186,9 @@ class TreeSearch(EvidenceStage, CandidateStage):
         self.draws = SampleLedger()
         self.min_agreement = options.agreement_needed(pool.size)
         self.allowance = SearchAllowance(budget)
-        self.named = NamedNames.of(task.question, task.original_sql, task.schema_names)
+        self.named = NamedNames.of(
+            task.question, task.original_sql, task.schema_names, tables=not trust.generated
+        )
         self.witnessed: str | None = None
         """Text-to-SQL mode: the result fingerprint of the witness (`engine/witness.py`)."""
 
