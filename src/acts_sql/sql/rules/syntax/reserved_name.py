@@ -4,8 +4,7 @@ acts-sql's own rule. Schemas have tables and columns named `transaction`, `order
 or `values`; written without quotes, the engine reads the word as its keyword and the
 statement fails with a syntax error at that word (SQLite: `near "transaction": syntax
 error`; PostgreSQL and DuckDB: `syntax error at or near "..."`; MySQL: `... near
-'transaction ...'`). In the kept development runs of one task (a table `transaction`), 22
-candidates failed so. When the word the error points at is a table or column of the schema
+'transaction ...'`). When the word the error points at is a table or column of the schema
 (its name, case aside), every bare occurrence of that word becomes the schema's name in the
 dialect's identifier quotes; quoted names, strings, comments and multi-word keywords
 (`ORDER BY`, `GROUP BY`) are tokens of their own and stay. The rest of the text is kept as
