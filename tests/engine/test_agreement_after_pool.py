@@ -37,7 +37,9 @@ def db(tmp_path: Path) -> str:
     return str(path)
 
 
-def run(db: str, question: str, users: str, gate: list[str], pool: str, method: str) -> Any:
+def run(
+    db: str, question: str, users: str, gate: list[str], pool: str, method: str, **options: Any
+) -> Any:
     """The gate's raw rewrite and samples answer `gate`; one plan, one pool of 3 `pool`
     samples, and a judge that rejects."""
     llm = scripted(
@@ -48,8 +50,8 @@ def run(db: str, question: str, users: str, gate: list[str], pool: str, method: 
             "judge": [REJECT] * 3,
         }
     )
-    options = CorrectionOptions(method=method, candidates=3)
-    return correct(db, question, users, llm=llm, options=options)
+    settings = CorrectionOptions(method=method, candidates=3, **options)
+    return correct(db, question, users, llm=llm, options=settings)
 
 
 def kinds(result: Any, kind: str) -> list[Any]:
@@ -117,17 +119,7 @@ def test_a_pool_that_agrees_with_an_anchor_is_accepted_without_the_judge(
 
 
 def test_without_the_gate_the_same_pool_goes_to_the_judge(db):
-    case = ACCEPTED[0]
-    llm = scripted(
-        {
-            "correct": case[3],
-            "plan": [json.dumps(GENERATE_ONLY)],
-            "generate_sql": [gen(case[4])] * 3,
-            "judge": [REJECT] * 3,
-        }
-    )
-    options = CorrectionOptions(candidates=3, evidence_gate=False)
-    result = correct(db, case[1], case[2], llm=llm, options=options)
+    result = run(db, *ACCEPTED[0][1:5], "acts", evidence_gate=False)
 
     assert judge_calls(result) >= 1
     assert not kinds(result, "evidence")

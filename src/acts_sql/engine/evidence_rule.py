@@ -87,7 +87,8 @@ class EvidenceVerdict(BaseModel):
 
 def anchors(evidence: Sequence[Evidence]) -> set[str]:
     """The results an acceptance may rest on: those of the raw rewrite or of the rule repair
-    (not of a sample or the witness alone) that ran with a result set and are not refused."""
+    (not of a sample, a pool's candidate or the witness alone) that ran with a result set and
+    have a vote (`usable`)."""
     return {
         e.fingerprint
         for e in usable(evidence)
