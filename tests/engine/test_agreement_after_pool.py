@@ -16,6 +16,7 @@ import pytest
 from acts_sql import CorrectionOptions, correct
 from acts_sql.db.result import ExecResult
 from acts_sql.engine.evidence_rule import Evidence, verdict
+from acts_sql.engine.trust import SAME_ROWS
 from support import generated_reply as gen
 from support import raw_reply as raw
 from support import scripted
@@ -207,3 +208,152 @@ def test_pooled_votes_count_but_never_anchor(votes, accepted, why):
     decided = verdict(votes, question=QUESTION, generated=False)
     assert decided.accepted is accepted
     assert why in decided.reason
+
+
+UNANIMOUS_POOL = [
+    # id, gate replies (all refused: the user's rows), pool replies, accepted
+    (
+        "three pooled votes from two statements, none for another result",
+        ["SELECT name FROM users", "SELECT u.name FROM users AS u", "SELECT name FROM users"],
+        True,
+    ),
+    ("one statement three times: one derivation", ["SELECT name FROM users"] * 3, False),
+    (
+        "one pooled vote dissents",
+        ["SELECT name FROM users", "SELECT name FROM users", "SELECT name FROM users WHERE id < 3"],
+        False,
+    ),
+    ("two pooled votes only", ["SELECT name FROM users"] * 2 + ["SELEC nam FRM"], False),
+]
+
+
+@pytest.mark.parametrize(
+    ("pool", "accepted"),
+    [case[1:] for case in UNANIMOUS_POOL],
+    ids=[case[0] for case in UNANIMOUS_POOL],
+)
+def test_a_unanimous_pool_needs_no_anchor(db, pool, accepted):
+    """The raw rewrite returns the user's rows (refused), so no result has an anchor; the
+    pool's votes alone are accepted when there are 3 of them, from two statements at least,
+    and none for another result."""
+    refused = raw("SELECT name FROM users WHERE id >= 2")
+    llm = scripted(
+        {
+            "correct": [refused] * 3,
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "generate_sql": [gen(sql) for sql in pool],
+            "judge": [REJECT] * 3,
+        }
+    )
+    result = correct(
+        db,
+        "The names are wrong: " + QUESTION,
+        "SELECT name FROM users WHERE id > 1",
+        llm=llm,
+        options=CorrectionOptions(method="acts", candidates=3),
+    )
+
+    assert result.accepted is accepted
+    assert (judge_calls(result) == 0) is accepted
+    if accepted:
+        after_pool = kinds(result, "evidence")[-1]
+        assert after_pool.node == "n1" and after_pool.data.accepted is True
+        agreeing = [c for c in after_pool.data.candidates if c["group"] == after_pool.data.group]
+        assert len(agreeing) >= 1 and not any(c["anchor"] for c in agreeing)
+        assert sorted(r[0] for r in result.result.rows) == ["ann", "bob", "cy"]
+
+
+@pytest.mark.parametrize(
+    ("votes", "accepted"),
+    [
+        ([_vote(s, ALL, pooled=True, origin="greedy") for s in "abc"], True),
+        ([_vote(s, ALL, pooled=True, origin="greedy") for s in "ab"], False),
+        (
+            [_vote(s, ALL, pooled=True, origin="greedy") for s in "abc"]
+            + [_vote("d", ALL[:1], pooled=True, origin="greedy")],
+            False,
+        ),
+        (
+            [_vote(s, ALL, pooled=True, origin="greedy") for s in "abc"]
+            + [_vote("d", ALL[:1], pooled=True).model_copy(update={"refusal": SAME_ROWS})],
+            True,
+        ),
+        (
+            [_vote(s, ALL, pooled=True, origin="greedy") for s in "abc"]
+            + [
+                _vote("d", ALL[:1], pooled=True).model_copy(
+                    update={"refusal": "the judge rejected its rows", "rejected": True}
+                )
+            ],
+            False,
+        ),
+        ([_vote("a", ALL, pooled=True, origin="greedy")] * 3, False),
+    ],
+    ids=[
+        "3 of 3",
+        "2 of 2",
+        "3 of 4",
+        "the user's rows do not dissent",
+        "judged rows dissent",
+        "one statement 3 times",
+    ],
+)
+def test_unanimity_stands_in_for_an_anchor_only_when_asked(votes, accepted):
+    assert verdict(votes, question=QUESTION, generated=False, unanimous=3).accepted is accepted
+    assert verdict(votes, question=QUESTION, generated=False).accepted is False
+
+
+def test_unanimity_needs_the_users_sql_to_run(db):
+    """When the user's SQL fails and neither the raw rewrite nor a rule repair runs, a pool
+    whose statements agree on a result still goes to the judge: nothing reached it from the
+    user's query (in a kept run, a pivot the model gave up on, read as the bare table)."""
+    broken = raw("SELECT nam FROM users WHERE id >>> 1")
+    llm = scripted(
+        {
+            "correct": [broken] * 3,
+            "plan": [json.dumps(GENERATE_ONLY)],
+            "generate_sql": [
+                gen(sql) for sql in ["SELECT name FROM users", "SELECT u.name FROM users AS u"] * 2
+            ],
+            "judge": [REJECT] * 3,
+        }
+    )
+    result = correct(
+        db,
+        QUESTION,
+        "SELECT nam FROM users WHERE id >>> 1",
+        llm=llm,
+        options=CorrectionOptions(method="acts", candidates=3),
+    )
+
+    assert result.accepted is False
+    assert judge_calls(result) >= 1
+
+
+@pytest.mark.parametrize(
+    ("votes", "slip", "accepted"),
+    [
+        ([_vote("a", ALL, pooled=False), _vote("b", ALL, pooled=False, origin="raw:sample")],
+         True, False),
+        ([_vote("a", ALL, pooled=False), _vote("b", ALL, pooled=False, origin="raw:sample"),
+          _vote("c", ALL, pooled=False, origin="raw:sample")], True, True),
+        ([_vote("a", ALL, pooled=False), _vote("b", ALL, pooled=False, origin="rule:equals_null")],
+         True, True),
+        ([_vote("a", ALL, pooled=False), _vote("b", ALL, pooled=False, origin="raw:rule:x")],
+         True, False),
+        ([_vote("a", ALL, pooled=False), _vote("b", ALL, pooled=False, origin="raw:sample")],
+         False, True),
+    ],
+    ids=[
+        "the user's SQL runs: raw and a sample",
+        "the user's SQL runs: raw and two samples",
+        "the user's SQL runs: raw and a rule's repair of it",
+        "the user's SQL runs: raw and the rules' repair of raw",
+        "the user's SQL fails: raw and a sample",
+    ],
+)  # fmt: skip
+def test_when_the_users_sql_runs_the_models_candidates_alone_need_three(votes, slip, accepted):
+    decided = verdict(votes, question=QUESTION, generated=False, slip=slip)
+    assert decided.accepted is accepted
+    if not accepted:
+        assert "the user's SQL runs" in decided.reason

@@ -14,6 +14,7 @@ import pytest
 
 from acts_sql import Budget, CorrectionOptions, correct
 from acts_sql.db.connect import open_database
+from acts_sql.engine.evidence_rule import EVIDENCE_NODE
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
 from support import generated_reply as gen
 from support import raw_reply as raw
@@ -50,7 +51,9 @@ def calls(result: Any, purpose: str) -> int:
 
 
 def gate_event(result: Any) -> Any:
-    found = kinds(result, "evidence")
+    """The gate's own `evidence` event (run-level, or at the gate's node when it accepts; the
+    rule after a pool is at the pool's node)."""
+    found = [e for e in kinds(result, "evidence") if e.node in (None, EVIDENCE_NODE)]
     assert len(found) == 1
     return found[0]
 
@@ -102,12 +105,24 @@ ACCEPTED = [
         {"raw", "raw:sample"},
     ),
     (
-        "wrong rows: raw + 1 sample agree on other rows, 2 calls",
+        "wrong rows: the user's SQL runs, raw + 2 samples agree on other rows, 3 calls",
         "SELECT name FROM users WHERE id > 1",
-        [raw("SELECT name FROM users"), raw("SELECT u.name FROM users AS u")],
+        [
+            raw("SELECT name FROM users"),
+            raw("SELECT u.name FROM users AS u"),
+            raw("SELECT name FROM users AS x"),
+        ],
         3,
-        2,
+        3,
         {"raw", "raw:sample"},
+    ),
+    (
+        "rows that repeat: the guess (duplicate_rows) + raw rewrite, 1 call",
+        "SELECT u.name FROM users AS u JOIN requests AS r ON r.id >= u.id",
+        [raw("SELECT DISTINCT u.name FROM users AS u JOIN requests AS r ON r.id >= u.id")],
+        3,
+        1,
+        {"raw", "rule:duplicate_rows"},
     ),
 ]
 
@@ -233,8 +248,9 @@ def test_a_sample_is_not_told_an_error_when_the_users_sql_runs(db):
     users = "SELECT name FROM users WHERE id > 1"
     llm = ErrorAwareModel("SELECT name FROM users WHERE id > 2", "SELECT name FROM users")
     result = wrong_names(db, users, llm)
-    # the raw rewrite and a sample, neither told of an error, agree on other rows
-    assert result.accepted is True and result.usage.llm_calls == 2
+    # the raw rewrite and two samples (the user's SQL runs: the model's candidates alone
+    # need 3), none told of an error, agree on other rows
+    assert result.accepted is True and result.usage.llm_calls == 3
     assert [r[0] for r in result.result.rows] == ["cy"]
     assert not any("fails with" in p for p in llm.prompts)
 

@@ -20,8 +20,9 @@ def fenced(sql: str) -> str:
 
 def script() -> dict[str, list[str]]:
     """raw: S10 answered right, S01 answered with every customer (runs, wrong rows);
-    maplerepair: S10 left alone by the rules (no LLM call), S01 (a keyword typo) repaired by
-    the `keyword_typo` rule, also with no call (the third reply is never asked for)."""
+    maplerepair: S10 (a comma that made an alias) repaired by the `column_alias` rule with no
+    LLM call, S01 (a keyword typo) by the `keyword_typo` rule, also with no call (the third
+    reply is never asked for)."""
     return {
         "correct": [
             fenced(S10.gold_sql),
@@ -50,7 +51,7 @@ def test_bench_everyday_scores_and_reports_each_method(tmp_path):
     assert (raw.cases, raw.right, raw.accepted, raw.wrong_accepted) == (2, 1, 2, 1)
     assert (raw.fixed, raw.broken, raw.by_rules) == (1, 0, 0)
     assert raw.llm_calls.mean == 1.0 and raw.seconds.mean > 0 and raw.seconds.p90 > 0
-    assert (maple.right, maple.by_rules, maple.llm_calls.mean) == (1, 1, 0.0)
+    assert (maple.right, maple.by_rules, maple.llm_calls.mean) == (2, 2, 0.0)
     assert maple.llm_calls.p50 == 0 and maple.llm_calls.p90 == 0
     assert raw.by_class["comma_alias"].right == 1 and raw.by_class["keyword_typo"].right == 0
     assert raw.by_class["keyword_typo"].wrong_accepted == 1
@@ -70,7 +71,7 @@ def test_a_second_run_goes_on_from_the_records(tmp_path):
     assert run(tmp_path, script()).exit_code == 0
     again = run(tmp_path, {})  # no reply left: nothing may be asked again
     assert again.exit_code == 0, again.output
-    assert [row.right for row in load_report(tmp_path / "out").rows] == [1, 1]
+    assert [row.right for row in load_report(tmp_path / "out").rows] == [1, 2]
     assert len(load_records(tmp_path / "out", "raw")) == 2
 
 

@@ -98,6 +98,14 @@ def _answer(conn: sqlite3.Connection, sql: str) -> ProbeAnswer:
         return ProbeAnswer(ok=False, error=str(exc))
 
 
+def _fetched(conn: sqlite3.Connection | None, case: Case) -> list[list[object]] | None:
+    """The statement's rows on the case's database, when it has one and the statement runs."""
+    if conn is None or "error" in case.keys:
+        return None
+    answer = _answer(conn, case.sql.rstrip(";"))
+    return answer.rows if answer.ok else None
+
+
 def _given(case: Case, conn: sqlite3.Connection | None) -> RuleInput:
     dialect = case.keys.get("dialect", "sqlite")
     given = RuleInput(
@@ -106,6 +114,7 @@ def _given(case: Case, conn: sqlite3.Connection | None) -> RuleInput:
         facts=from_ddl(case.keys.get("schema", ""), dialect),
         error=case.keys.get("error"),
         row_count=int(case.keys["rows"]) if "rows" in case.keys else None,
+        rows=_fetched(conn, case),
         reference_sql=case.keys.get("reference"),
         answers={
             k.removeprefix("answer "): ProbeAnswer(ok=True, rows=json.loads(v))

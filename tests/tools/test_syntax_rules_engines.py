@@ -1,5 +1,6 @@
 """Issue 38 item 1: keyword typos, ambiguous columns, missing commas and names the engine
-reserves repaired with zero LLM calls, on real engines (SQLite, DuckDB, and PostgreSQL when
+reserves repaired with zero LLM calls, and two slips in statements that run (rows that repeat,
+a column written as an alias), on real engines (SQLite, DuckDB, and PostgreSQL when
 ACTS_SQL_TEST_PG_URL is set).
 
 Each case runs the broken statement on the engine, so the rule reads that engine's own error
@@ -24,6 +25,7 @@ import pytest
 
 from acts_sql import CorrectionOptions, correct
 from acts_sql.db.connect import open_database
+from acts_sql.db.result import ExecResult
 from acts_sql.sql.query_text import normalize_sql
 from acts_sql.tools.rule_chain import RuleChain, schema_facts
 from support import scripted
@@ -141,6 +143,33 @@ def test_maplerepair_repairs_it_with_no_llm_call(fleet, sql, rule, rows):
     assert result.result is not None and _rows(result.result) == rows
     fired = [(e.data["rule"], e.data["status"]) for e in result.trace if e.kind == "rule_fired"]
     assert (rule, "repaired") in fired or (rule, "progress") in fired
+
+
+def _ran(fleet: str, sql: str) -> tuple[RuleChain, ExecResult]:
+    executor = open_database(fleet)
+    ran = executor.execute(sql)
+    assert ran.ok  # it runs: only the later stages read it
+    chain = RuleChain(executor, schema_facts(executor.reflect(), executor.dialect),
+                      executor.dialect)  # fmt: skip
+    return chain, ran
+
+
+def test_the_logic_stage_inserts_the_comma_of_a_column_written_as_an_alias(fleet):
+    chain, ran = _ran(fleet, "SELECT plate km FROM vans WHERE vid = 3")
+    state = chain.run("SELECT plate km FROM vans WHERE vid = 3", ran)
+
+    assert state.repaired_by == ["column_alias"], [f.model_dump() for f in state.fired]
+    assert _rows(state.result) == [["V-20", 300]]
+
+
+def test_rows_that_repeat_get_distinct_as_a_guess_apart_from_the_chain(fleet):
+    sql = "SELECT g.city FROM garages g JOIN vans v ON v.gid = g.gid ORDER BY g.city"
+    chain, ran = _ran(fleet, sql)
+
+    assert chain.run(sql, ran).repaired_by == []  # never applied on the chain's way
+    guesses = chain.guesses(sql, ran)
+    assert [g.repaired_by for g in guesses] == [["duplicate_rows"]]
+    assert guesses[0].result.rows == [["Braga"], ["Faro"]]
 
 
 def test_the_repair_of_a_keyword_typo_is_a_zero_call_candidate_of_acts(tmp_path: Path):

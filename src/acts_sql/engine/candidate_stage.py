@@ -221,36 +221,44 @@ class CandidateStage:
         return original is not None and error is not None and error == _first_line(original.error)
 
     def _rule_entries(self, node_id: str | None) -> list[PoolEntry]:
-        """The rule chain's repair of the user's SQL, once per run, as a candidate of the first
-        pool (a mechanical error such as `= NULL` then costs no LLM call to fix)."""
+        """The rule chain's repair of the user's SQL, and each guess of the rules that do not
+        compose (`RuleChain.guesses`, on the SQL as given), once per run, as candidates of the
+        first pool (a mechanical error such as `= NULL` then costs no LLM call to fix)."""
         self._rules_pending = False
         original = self.task.original_result
         if original is None:
             return []
         state = self._chain_repair(node_id, self.task.original_sql, original, None)
-        if state is None:
-            return []
-        self._users_rules = frozenset(state.repaired_by)
-        self._anchors.add(self.book.key(state.sql))
-        origin = "rule:" + "+".join(state.repaired_by)
-        return [PoolEntry(sql=state.sql, origin=origin, result=state.result)]
+        found = [state] if state is not None else []
+        found += self._chain(node_id, None).guesses(self.task.original_sql, original)
+        self._users_rules = frozenset(rule for s in found for rule in s.repaired_by)
+        entries = []
+        for repair in found:
+            self._anchors.add(self.book.key(repair.sql))
+            origin = "rule:" + "+".join(repair.repaired_by)
+            entries.append(PoolEntry(sql=repair.sql, origin=origin, result=repair.result))
+        return entries
 
     def _chain_repair(
         self, node_id: str | None, sql: str, result: ExecResult, reference_sql: str | None
     ) -> ChainResult | None:
         """The rule chain's repair of `sql` (its statements traced as "rules"), or None when
         the repair does not run or changes nothing."""
+        state = self._chain(node_id, reference_sql).run(sql, result)
+        if not state.result.ok or not state.changed(sql, self.task.dialect):
+            return None
+        return state
+
+    def _chain(self, node_id: str | None, reference_sql: str | None) -> RuleChain:
+        """The rule chain on the run's database, its statements traced as "rules"."""
         run = TracedExecutor(self.executor, self.trace, node_id, "rules", budget=self.budget)
-        state = RuleChain(
+        return RuleChain(
             run,
             self.task.facts(),
             self.task.dialect,
             reference_sql=reference_sql,
             on_fire=rule_events(self.trace, node_id),
-        ).run(sql, result)
-        if not state.result.ok or not state.changed(sql, self.task.dialect):
-            return None
-        return state
+        )
 
     def _register_unpooled_raw(self) -> None:
         """A raw rewrite written but never pooled (the search ended first) still counts:

@@ -43,6 +43,7 @@ from acts_sql.engine.evidence_rule import (
     EVIDENCE_RULE,
     MAX_SAMPLES,
     SAMPLE_ORIGIN,
+    UNANIMOUS,
     Evidence,
     EvidenceVerdict,
     anchors,
@@ -143,7 +144,14 @@ class EvidenceStage:
         if not may_accept(self.task, self.trust):
             return False
         evidence = self._book_evidence()
-        decided = verdict(evidence, question=self.task.question, generated=False, named=self.named)
+        decided = verdict(
+            evidence,
+            question=self.task.question,
+            generated=False,
+            named=self.named,
+            unanimous=UNANIMOUS if self.trust.original_runs else None,
+            slip=self._slip(),
+        )
         group = next(
             (g for g in self.book.groups.values() if g.fingerprint == decided.fingerprint), None
         )
@@ -204,14 +212,17 @@ class EvidenceStage:
                 continue
             group = self.book.groups[candidate.group] if candidate.group else None
             refusal = candidate.reason if candidate.verdict in ("refused", "rejected") else None
+            rejected = candidate.verdict == "rejected"
             if refusal is None and group is not None and group.rejected_reason:
                 refusal = f"the judge rejected its rows: {group.rejected_reason}"
+                rejected = True
             vote = Evidence(
                 origin=candidate.origin,
                 sql=candidate.sql,
                 result=candidate.result,
                 fingerprint=candidate.shape.fingerprint,
                 refusal=refusal,
+                rejected=rejected,
                 unnamed=self.named.unnamed(candidate.sql),
                 pooled=self.book.key(candidate.sql) not in self._anchors,
             )
@@ -259,7 +270,13 @@ class EvidenceStage:
             question=self.task.question,
             generated=self.trust.generated,
             named=self.named,
+            slip=self._slip(),
         )
+
+    def _slip(self) -> bool:
+        """Whether the user's SQL runs (correction mode): see `verdict`'s `slip`."""
+        original = self.task.original_result
+        return not self.trust.generated and original is not None and original.ok
 
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:
         """Another raw sample: only when the raw rewrite or the rule repair returns a result

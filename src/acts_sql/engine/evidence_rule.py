@@ -8,6 +8,10 @@ The rule (`EVIDENCE_RULE`, named in the `evidence` event and in the stop reason)
 - at least `AGREEMENT` of the gathered candidates run and return the same result set (the
   result fingerprint of `acts_sql.engine.fingerprint`; a statement without a result set has
   nothing to agree on), and no other result has as many;
+- when the user's SQL runs (a slip in SQL that runs, or wrong rows), either a rule's
+  repair of the user's SQL is among them or they are `SLIP_AGREEMENT` (two samples of one
+  prompt share the model's reading of the issue: a kept development run accepted such a pair
+  wrongly);
 - the raw rewrite (or its repair, ``raw:rule:...``) or the rule repair of the user's SQL is
   among them (samples that agree with each other alone are not enough: the issue's "a minimal
   repair or the raw rewrite runs with a different result"; so no sample is drawn unless one
@@ -30,7 +34,12 @@ The gathering (calls, statements) is `acts_sql.engine.evidence.EvidenceStage`.
 of the run so far (`EvidenceStage._agreed_after_pool`): the samples of the search's pools
 add their votes (``pooled``: never an anchor), and a result the raw rewrite or the rule
 repair returns that they come to agree on is accepted without asking the judge. A result
-the judge rejected, with a reason that stands, counts as refused.
+the judge rejected, with a reason that stands, counts as refused. There, and only there,
+when the user's SQL runs (a silent slip: the raw rewrite may have returned the user's rows, so
+that no result has an anchor), `UNANIMOUS` votes for one result with no vote for any other
+stand in for the anchor, when two different statements at least cast them (one reply repeated
+is one derivation); the checks still hold. When the user's SQL fails, a result that neither
+the raw rewrite nor a rule repair reaches needs the judge.
 """
 
 from __future__ import annotations
@@ -53,6 +62,13 @@ EVIDENCE_NODE = "evidence"
 statements and an `evidence` event that accepts nothing belong to no node."""
 AGREEMENT = 2
 """Independent candidates that must return the same result."""
+SLIP_AGREEMENT = 3
+"""When the user's SQL runs: votes the model's own candidates need when no rule's repair of
+the user's SQL is among them (two samples of one prompt share the model's reading)."""
+RULE_ORIGIN = "rule:"
+UNANIMOUS = 3
+"""After a pool: votes that, all for one result and none for another, stand without an anchor
+when at least two different statements cast them (a reply repeated is one derivation)."""
 MAX_SAMPLES = 2
 """Raw samples the gate may draw: with the raw rewrite, at most 3 LLM calls."""
 SAMPLE_ORIGIN = "raw:sample"
@@ -70,6 +86,9 @@ class Evidence(BaseModel):
     unnamed: str | None = None
     """It reads a table that neither the question nor the user's SQL names
     (`NamedNames.unnamed`): no vote here, though the search's judge may still accept it."""
+    rejected: bool = False
+    """Its refusal is the judge's (its rows rejected, the rejection standing), not the trust
+    rules': for unanimity it still counts as a vote against."""
     pooled: bool = False
     """A candidate a search pool drew (the rule after a pool): it adds its vote but is never
     an anchor, as a raw sample is not."""
@@ -118,9 +137,15 @@ def verdict(
     generated: bool,
     needed: int = AGREEMENT,
     named: NamedNames | None = None,
+    unanimous: int | None = None,
+    slip: bool = False,
 ) -> EvidenceVerdict:
-    """The rule on gathered candidates (the precondition on the user's SQL is the caller's)."""
-    ranked = Counter(e.fingerprint for e in usable(evidence)).most_common()
+    """The rule on gathered candidates (the precondition on the user's SQL is the caller's).
+
+    `unanimous` (after a pool): that many votes or more, with no vote for another result,
+    need no anchor. `slip`: the user's SQL runs, so the model's candidates alone need
+    `SLIP_AGREEMENT` votes."""
+    ranked = Counter(e.fingerprint for e in usable(evidence) if e.fingerprint).most_common()
     if not ranked or ranked[0][1] < needed:
         most = ranked[0][1] if ranked else 0
         why = f"no agreement: {most} candidate(s) return the largest result that may be accepted"
@@ -132,14 +157,15 @@ def verdict(
         return EvidenceVerdict(
             accepted=False, reason=f"a tie: two results have {count} candidates each"
         )
-    if fingerprint not in anchors(evidence):
+    alone = unanimous is not None and _unanimous(evidence, fingerprint, count, unanimous)
+    if fingerprint not in anchors(evidence) and not alone:
         return EvidenceVerdict(
             accepted=False,
             fingerprint=fingerprint,
             reason=f"{count} samples agree, but neither the raw rewrite nor the rule repair "
             "returns their result",
         )
-    return _checked(
+    decided = _checked(
         evidence,
         fingerprint,
         count,
@@ -147,6 +173,16 @@ def verdict(
         generated=generated,
         named=named,
     )
+    short = slip and count < SLIP_AGREEMENT and not _rule_agrees(evidence, fingerprint)
+    if decided.accepted and short:
+        return decided.model_copy(
+            update={
+                "accepted": False,
+                "reason": f"{count} candidates agree, but the user's SQL runs: without a "
+                f"rule's repair among them, the model's candidates need {SLIP_AGREEMENT}",
+            }
+        )
+    return decided
 
 
 def _checked(
@@ -206,6 +242,32 @@ def may_accept(task: TaskContext, trust: TrustContext) -> bool:
     if original is None:
         return False
     return not original.ok or not trust.same_rows_expected
+
+
+def _rule_agrees(evidence: Sequence[Evidence], fingerprint: str) -> bool:
+    """Whether a rule's repair of the user's SQL (not of a model's reply) returns the result."""
+    return any(
+        e.origin.startswith(RULE_ORIGIN) and e.fingerprint == fingerprint for e in usable(evidence)
+    )
+
+
+def _unanimous(evidence: Sequence[Evidence], fingerprint: str, count: int, least: int) -> bool:
+    """`least` votes or more for the result, from two statements or more, none against."""
+    statements = {e.sql for e in usable(evidence) if e.fingerprint == fingerprint}
+    return count >= least and len(statements) >= 2 and not _dissent(evidence, fingerprint)
+
+
+def _dissent(evidence: Sequence[Evidence], fingerprint: str) -> bool:
+    """Whether some candidate with a vote, or whose rows only the judge rejected, returns
+    another result."""
+    return any(
+        e.fingerprint != fingerprint
+        for e in evidence
+        if e.fingerprint
+        and e.result.columns
+        and e.unnamed is None
+        and (e.refusal is None or e.rejected)
+    )
 
 
 def _refusals(evidence: list[Evidence]) -> str:

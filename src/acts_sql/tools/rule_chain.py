@@ -14,7 +14,9 @@ MapleRepair's order:
    its error to the caller as a hint;
 2. logic, convention and output stages, once the statement runs: each rule
    in turn gets its probes answered (at most `PROBE_ROUNDS` rounds), then
-   its first repair that executes is kept; hints are collected.
+   its first repair that executes is kept; hints are collected. A rule that
+   guesses rather than repairs (`Rule.composes` False) is left out: `guesses`
+   gives its repair of a statement as given, apart, for a caller to weigh.
 
 Every decision is a `Firing` (rule, stage, what it tried, what became of it),
 reported to `on_fire` as it happens and returned in `ChainResult.fired`.
@@ -162,8 +164,10 @@ class RuleChain:
         return progress
 
     def later(self, stage: Stage, state: ChainResult) -> ChainResult:
-        """One pass of a stage's rules over a statement that runs."""
+        """One pass of a stage's rules over a statement that runs (guesses left out)."""
         for rule in rules_of(stage):
+            if not rule.composes:
+                continue
             outcome = run_rule(rule, self._answered(rule, self._input(state)))
             if outcome is None:
                 continue
@@ -176,6 +180,26 @@ class RuleChain:
             if outcome.hint:
                 self._fire(state, rule, "hint", hint=outcome.hint)
         return state
+
+    def guesses(self, sql: str, result: ExecResult) -> list[ChainResult]:
+        """The repairs of the rules that do not compose (`Rule.composes`) of a statement that
+        runs, as given, each on its own: the first of each rule's that executes."""
+        if not result.ok:
+            return []
+        found: list[ChainResult] = []
+        for rule in RULES:
+            if rule.composes:
+                continue
+            start = ChainResult(sql=sql, result=result)
+            outcome = run_rule(rule, self._answered(rule, self._input(start)))
+            for repair in outcome.repairs[:REPAIRS_PER_RULE] if outcome else []:
+                ran = self.executor.execute(repair.sql)
+                status = "repaired" if ran.ok else "failed"
+                kept = self._fire(start, rule, status, repair.sql, ran, repair.detail)
+                if ran.ok:
+                    found.append(kept)
+                    break
+        return found
 
     def alternatives(self, sql: str, result: ExecResult) -> list[tuple[str, str]]:
         """(`rule:<name>`, repaired SQL) of every syntax rule for a failing statement,
@@ -197,6 +221,7 @@ class RuleChain:
             facts=self.facts,
             error=None if result.ok else (result.error or result.status),
             row_count=result.row_count if result.ok else None,
+            rows=result.rows if result.ok and result.columns else None,
             reference_sql=self.reference_sql,
         )
 

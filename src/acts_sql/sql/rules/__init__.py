@@ -33,6 +33,8 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | logic | null_ordering | Null_Value |
 | logic | equals_null | (acts-sql's own) |
 | logic | scalar_subquery_in | Equal (= instead of IN) |
+| logic | column_alias | (acts-sql's own: `SELECT title pages`, a comma missing, runs) |
+| logic | duplicate_rows | (acts-sql's own: a list whose rows repeat) |
 | convention | date_format | Date_Time_Format |
 | convention | unknown_value | Inconsistent_Condition |
 | convention | join_condition | Inconsistent_Join |
@@ -61,6 +63,8 @@ from acts_sql.sql.rules.convention.in_subquery_columns import InSubqueryColumns
 from acts_sql.sql.rules.convention.join_condition import JoinCondition
 from acts_sql.sql.rules.convention.numeric_text_comparison import NumericTextComparison
 from acts_sql.sql.rules.convention.unknown_value import UnknownValue
+from acts_sql.sql.rules.logic.column_alias import ColumnAlias
+from acts_sql.sql.rules.logic.duplicate_rows import DuplicateRows
 from acts_sql.sql.rules.logic.equals_null import EqualsNull
 from acts_sql.sql.rules.logic.integer_division import IntegerDivision
 from acts_sql.sql.rules.logic.null_ordering import NullOrdering
@@ -116,6 +120,8 @@ RULES: tuple[Rule, ...] = (
     NullOrdering(),
     EqualsNull(),
     ScalarSubqueryIn(),
+    ColumnAlias(),
+    DuplicateRows(),
     DateFormat(),
     UnknownValue(),
     JoinCondition(),

@@ -23,6 +23,21 @@ _SYNTAX = re.compile(
 )
 _NEAR = re.compile(r"near \"(?P<a>[^\"]*)\"|near '(?P<b>[^'\s]*)", re.IGNORECASE)
 
+SELECT_LIST_ENDS = {
+    TokenType.FROM,
+    TokenType.WHERE,
+    TokenType.GROUP_BY,
+    TokenType.ORDER_BY,
+    TokenType.HAVING,
+    TokenType.LIMIT,
+    TokenType.UNION,
+    TokenType.INTERSECT,
+    TokenType.EXCEPT,
+    TokenType.SEMICOLON,
+    TokenType.INTO,
+}
+"""Tokens that end a select list at its own depth."""
+
 WORDS = (TokenType.VAR,)
 """Tokens that are bare words the dialect does not reserve (a keyword typo is one)."""
 
@@ -79,3 +94,36 @@ def is_column(tokens: list[Token], index: int, columns: set[str]) -> bool:
 def replaced(sql: str, token: Token, text: str) -> str:
     """`sql` with `token`'s text replaced by `text`."""
     return sql[: token.start] + text + sql[token.end + 1 :]
+
+
+def select_list_pairs(tokens: list[Token]) -> list[int]:
+    """Indexes i such that tokens i and i+1 are adjacent in a select list, at its depth."""
+    pairs: list[int] = []
+    depth = 0
+    open_lists: list[int] = []  # depths of the select lists being read
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+            while open_lists and open_lists[-1] > depth:
+                open_lists.pop()
+        if kind == TokenType.SELECT:
+            open_lists.append(depth)
+            continue
+        if open_lists and open_lists[-1] == depth and kind in SELECT_LIST_ENDS:
+            open_lists.pop()
+            continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if open_lists and open_lists[-1] == depth and following is not None:
+            pairs.append(i)
+    return pairs
+
+
+def insert_commas(sql: str, tokens: list[Token], chosen: list[int]) -> str:
+    """`sql` with a comma after each token of `chosen` (indexes into `tokens`)."""
+    for i in sorted(chosen, reverse=True):
+        at = tokens[i].end + 1
+        sql = sql[:at] + "," + sql[at:]
+    return sql

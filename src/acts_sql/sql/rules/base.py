@@ -68,6 +68,9 @@ class RuleInput(BaseModel):
     """The database's error text when the statement fails; None when it runs."""
     row_count: int | None = None
     """Rows the statement returned, when it runs."""
+    rows: list[list[Any]] | None = None
+    """The rows themselves as the caller fetched them (perhaps fewer than `row_count`), when
+    it runs; None when the caller does not say."""
     answers: dict[str, ProbeAnswer] = Field(default_factory=dict)
     reference_sql: str | None = None
     """The user's SQL when `sql` is a candidate correction of it (None: `sql` is the user's):
@@ -103,6 +106,10 @@ class Rule(ABC):
     stage: ClassVar[Stage]
     on_error: ClassVar[bool] = False
     """Also tried in the syntax stage on a failing statement (its error is one it fixes)."""
+    composes: ClassVar[bool] = True
+    """False for a guess rather than a repair (rows that may repeat on purpose): the chain
+    never applies it on its way, and `RuleChain.guesses` offers its repair of the statement
+    as given, for a caller to weigh as a candidate of its own."""
 
     @classmethod
     def fixes(cls) -> str:

@@ -22,22 +22,9 @@ from __future__ import annotations
 from sqlglot.tokens import Token, TokenType
 
 from acts_sql.sql._rewrite import parses
-from acts_sql.sql.rules._tokens import failed_tokens, is_column
+from acts_sql.sql.rules._tokens import failed_tokens, insert_commas, is_column, select_list_pairs
 from acts_sql.sql.rules.base import Repair, Rule, RuleInput, RuleOutcome, Stage
 
-_LIST_ENDS = {
-    TokenType.FROM,
-    TokenType.WHERE,
-    TokenType.GROUP_BY,
-    TokenType.ORDER_BY,
-    TokenType.HAVING,
-    TokenType.LIMIT,
-    TokenType.UNION,
-    TokenType.INTERSECT,
-    TokenType.EXCEPT,
-    TokenType.SEMICOLON,
-    TokenType.INTO,
-}
 _ENDS_ITEM = {TokenType.R_PAREN, TokenType.END, TokenType.NUMBER, TokenType.STRING}
 _NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
 
@@ -53,42 +40,17 @@ class MissingComma(Rule):
         if tokens is None:
             return None
         columns = {c.name.lower() for t in given.facts.tables for c in t.columns}
-        gaps = [i for i in _list_pairs(tokens) if _gap(tokens, i, columns)]
+        gaps = [i for i in select_list_pairs(tokens) if _gap(tokens, i, columns)]
         if not gaps:
             return None
         tries = [gaps] + [[gap] for gap in gaps] if len(gaps) > 1 else [gaps]
         repairs = []
         for chosen in tries:
-            sql = _insert(given.sql, tokens, chosen)
+            sql = insert_commas(given.sql, tokens, chosen)
             if parses(sql, given.d):
                 after = ", ".join(tokens[i].text for i in chosen)
                 repairs.append(Repair(sql=sql, detail=f"comma inserted after {after}"))
         return RuleOutcome(repairs=repairs) if repairs else None
-
-
-def _list_pairs(tokens: list[Token]) -> list[int]:
-    """Indexes i such that tokens i and i+1 are adjacent in a select list, at its depth."""
-    pairs: list[int] = []
-    depth = 0
-    open_lists: list[int] = []  # depths of the select lists being read
-    for i, token in enumerate(tokens):
-        kind = token.token_type
-        if kind == TokenType.L_PAREN:
-            depth += 1
-        elif kind == TokenType.R_PAREN:
-            depth -= 1
-            while open_lists and open_lists[-1] > depth:
-                open_lists.pop()
-        if kind == TokenType.SELECT:
-            open_lists.append(depth)
-            continue
-        if open_lists and open_lists[-1] == depth and kind in _LIST_ENDS:
-            open_lists.pop()
-            continue
-        following = tokens[i + 1] if i + 1 < len(tokens) else None
-        if open_lists and open_lists[-1] == depth and following is not None:
-            pairs.append(i)
-    return pairs
 
 
 def _gap(tokens: list[Token], i: int, columns: set[str]) -> bool:
@@ -118,10 +80,3 @@ def _starts_item(tokens: list[Token], i: int, columns: set[str]) -> bool:
     if after is not None and after.token_type == TokenType.DOT and i + 2 < len(tokens):
         return is_column(tokens, i + 2, columns)
     return is_column(tokens, i, columns)
-
-
-def _insert(sql: str, tokens: list[Token], chosen: list[int]) -> str:
-    for i in sorted(chosen, reverse=True):
-        at = tokens[i].end + 1
-        sql = sql[:at] + "," + sql[at:]
-    return sql
