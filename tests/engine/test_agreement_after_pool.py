@@ -357,3 +357,10 @@ def test_when_the_users_sql_runs_the_models_candidates_alone_need_three(votes, s
     assert decided.accepted is accepted
     if not accepted:
         assert "the user's SQL runs" in decided.reason
+
+
+def test_unanimity_needs_more_votes_than_the_candidates_that_fail():
+    three = [_vote(s, ALL, pooled=True, origin="greedy") for s in "abc"]
+    assert verdict(three, question=QUESTION, generated=False, unanimous=3, failed=2).accepted
+    held = verdict(three, question=QUESTION, generated=False, unanimous=3, failed=3)
+    assert held.accepted is False  # three that run against three that fail: no unanimity

@@ -150,6 +150,7 @@ class EvidenceStage:
             generated=False,
             named=self.named,
             unanimous=UNANIMOUS if self.trust.original_runs else None,
+            failed=sum(c.votes for c in self.book.candidates if not c.runs),
             slip=self._slip(),
         )
         group = next(

@@ -38,7 +38,9 @@ the judge rejected, with a reason that stands, counts as refused. There, and onl
 when the user's SQL runs (a silent slip: the raw rewrite may have returned the user's rows, so
 that no result has an anchor), `UNANIMOUS` votes for one result with no vote for any other
 stand in for the anchor, when two different statements at least cast them (one reply repeated
-is one derivation); the checks still hold. When the user's SQL fails, a result that neither
+is one derivation) and they outnumber the votes of the run's candidates that fail (a model
+that mostly fails and agrees on its one query that runs is not confirming it); the checks
+still hold. When the user's SQL fails, a result that neither
 the raw rewrite nor a rule repair reaches needs the judge.
 """
 
@@ -138,12 +140,14 @@ def verdict(
     needed: int = AGREEMENT,
     named: NamedNames | None = None,
     unanimous: int | None = None,
+    failed: int = 0,
     slip: bool = False,
 ) -> EvidenceVerdict:
     """The rule on gathered candidates (the precondition on the user's SQL is the caller's).
 
     `unanimous` (after a pool): that many votes or more, with no vote for another result,
-    need no anchor. `slip`: the user's SQL runs, so the model's candidates alone need
+    need no anchor, when they also outnumber the `failed` votes (candidates of the run that
+    fail, not refused). `slip`: the user's SQL runs, so the model's candidates alone need
     `SLIP_AGREEMENT` votes."""
     ranked = Counter(e.fingerprint for e in usable(evidence) if e.fingerprint).most_common()
     if not ranked or ranked[0][1] < needed:
@@ -157,7 +161,11 @@ def verdict(
         return EvidenceVerdict(
             accepted=False, reason=f"a tie: two results have {count} candidates each"
         )
-    alone = unanimous is not None and _unanimous(evidence, fingerprint, count, unanimous)
+    alone = (
+        unanimous is not None
+        and count > failed
+        and _unanimous(evidence, fingerprint, count, unanimous)
+    )
     if fingerprint not in anchors(evidence) and not alone:
         return EvidenceVerdict(
             accepted=False,
