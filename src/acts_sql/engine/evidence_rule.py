@@ -40,8 +40,8 @@ that no result has an anchor), `UNANIMOUS` votes for one result with no vote for
 stand in for the anchor, when two different statements at least cast them (one reply repeated
 is one derivation) and they outnumber the votes of the run's candidates that fail (a model
 that mostly fails and agrees on its one query that runs is not confirming it); the checks
-still hold. When the user's SQL fails, a result that neither
-the raw rewrite nor a rule repair reaches needs the judge.
+still hold. When the user's SQL fails, a result that neither the raw rewrite nor a rule
+repair reaches needs the judge.
 """
 
 from __future__ import annotations
