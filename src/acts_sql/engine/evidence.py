@@ -149,7 +149,7 @@ class EvidenceStage:
             question=self.task.question,
             generated=False,
             named=self.named,
-            unanimous=UNANIMOUS if self.trust.original_runs else None,
+            unanimous=UNANIMOUS if self._slip() else None,
             failed=sum(c.votes for c in self.book.candidates if not c.runs),
             slip=self._slip(),
         )
@@ -276,8 +276,7 @@ class EvidenceStage:
 
     def _slip(self) -> bool:
         """Whether the user's SQL runs (correction mode): see `verdict`'s `slip`."""
-        original = self.task.original_result
-        return not self.trust.generated and original is not None and original.ok
+        return not self.trust.generated and self.trust.original_runs
 
     def _may_sample(self, drawn: int, entries: list[PoolEntry]) -> bool:
         """Another raw sample: only when the raw rewrite or the rule repair returns a result
