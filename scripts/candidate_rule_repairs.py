@@ -272,22 +272,12 @@ def measure_task(
     findings = TaskFindings()
     if not failing:
         return findings
-    factory = evaluator.factory(item.task.dialect)
-    if factory is None:
-        findings.setup_error = f"no {item.task.dialect} server"
-        return findings
     with ExitStack() as stack:
         try:
-            prepared = prepare_database(factory, item.task)
-            stack.callback(prepared.drop)
-            inner = open_agent_executor(prepared.url)
-            stack.callback(inner.close)
-        except Exception as exc:
-            findings.setup_error = f"{type(exc).__name__}: {one_line(str(exc))}"
+            executor, chain = agent_database(stack, evaluator, item, cap_s)
+        except SetupError as exc:
+            findings.setup_error = str(exc)
             return findings
-        executor = IsolatedExecutor(inner, cap_s)
-        facts = schema_facts(executor.reflect(sample_rows=3), executor.dialect)
-        chain = RuleChain(executor, facts, executor.dialect, reference_sql=issue_sql or None)
         if issue_sql.strip():
             findings.issue_shape = result_shape(issue_sql, executor.execute(issue_sql), dialect)
         for key, sql in failing.items():
@@ -300,6 +290,32 @@ def measure_task(
                     )
     score_repairs(item, findings, evaluator, dialect)
     return findings
+
+
+class SetupError(Exception):
+    """The task's database could not be made (its text is one line)."""
+
+
+def agent_database(
+    stack: ExitStack, evaluator: Evaluator, item: ScoredTask, cap_s: float
+) -> tuple[IsolatedExecutor, RuleChain]:
+    """The database the bench gives the agent for `item` (dropped and closed by `stack`) and
+    the rule chain on it, with the issue SQL as reference; SetupError when it cannot be made."""
+    factory = evaluator.factory(item.task.dialect)
+    if factory is None:
+        raise SetupError(f"no {item.task.dialect} server")
+    try:
+        prepared = prepare_database(factory, item.task)
+        stack.callback(prepared.drop)
+        inner = open_agent_executor(prepared.url)
+        stack.callback(inner.close)
+    except Exception as exc:
+        raise SetupError(f"{type(exc).__name__}: {one_line(str(exc))}") from exc
+    executor = IsolatedExecutor(inner, cap_s)
+    facts = schema_facts(executor.reflect(sample_rows=3), executor.dialect)
+    issue_sql = ";\n".join(item.task.issue_sql)
+    chain = RuleChain(executor, facts, executor.dialect, reference_sql=issue_sql or None)
+    return executor, chain
 
 
 def score_repairs(

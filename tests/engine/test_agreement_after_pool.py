@@ -51,7 +51,8 @@ def run(
             "judge": [REJECT] * 3,
         }
     )
-    settings = CorrectionOptions(method=method, candidates=3, **options)
+    # the agreement path: the lexical rule would accept a repair of `nam` alone
+    settings = CorrectionOptions(method=method, candidates=3, lexical_repairs=False, **options)
     return correct(db, question, users, llm=llm, options=settings)
 
 

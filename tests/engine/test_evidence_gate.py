@@ -137,7 +137,9 @@ def test_agreeing_candidates_are_accepted_without_a_plan(
     db, method, sql, replies, k, most, origins
 ):
     llm = scripted({"correct": replies})
-    options = CorrectionOptions(method=method, candidates=k)
+    # agreement: the lexical rule (tests/engine/test_lexical_repair.py) would accept the
+    # repairs of `nam` and `SELEC` alone, before the raw rewrite
+    options = CorrectionOptions(method=method, candidates=k, lexical_repairs=False)
     result = correct(db, QUESTION, sql, llm=llm, options=options)
 
     assert result.accepted is True
@@ -193,7 +195,7 @@ def test_a_raw_rewrite_with_the_users_fault_under_another_name_is_not_repaired(d
     count that repair twice. It is not made; a sample has to confirm the rule repair."""
     users = "SELECT nam FROM users"
     replies = [raw("SELECT u.nam FROM users AS u"), raw("SELECT name FROM users")]
-    result = pools_of_3(db, users, replies)
+    result = pools_of_3(db, users, replies, lexical_repairs=False)
     assert result.accepted is True and result.usage.llm_calls == 2
     event = gate_event(result)
     origins = [c["origin"] for c in event.data.candidates]
@@ -231,7 +233,8 @@ def test_a_sample_told_the_error_confirms_the_rule_repair(db, echo):
     would be the user's SQL's repair counted twice."""
     users = "SELECT name FROM user"
     llm = ErrorAwareModel(echo, "SELECT name FROM users")
-    result = correct(db, QUESTION, users, llm=llm, options=CorrectionOptions(candidates=3))
+    options = CorrectionOptions(candidates=3, lexical_repairs=False)
+    result = correct(db, QUESTION, users, llm=llm, options=options)
 
     assert result.accepted is True and result.usage.llm_calls == 2
     assert result.reason.startswith("accepted (evidence: agreement)")

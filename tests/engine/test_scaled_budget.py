@@ -220,7 +220,9 @@ def run(db: str, sql: str, script: dict[str, list[str]], calls: int = 12, **opti
             sql,
             llm=scripted(script),
             options=CorrectionOptions(
-                **{"candidates": 1, **options}, budget=Budget(max_llm_calls=calls)
+                # the agreement path: the lexical rule would accept `nam`'s repair alone
+                **{"candidates": 1, "lexical_repairs": False, **options},
+                budget=Budget(max_llm_calls=calls),
             ),
         )
     finally:

@@ -64,5 +64,7 @@ def _wrong_agreement_trace() -> dict[str, object]:
             "data": {"ok": True, "response": reply},
         }
     ] * 3
-    started = {"kind": "run_started", "t": 0.0, "data": {"options": {"method": "acts"}}}
+    # without the lexical rule: its repair of SELEC would be accepted before any reply
+    options = {"method": "acts", "lexical_repairs": False}
+    started = {"kind": "run_started", "t": 0.0, "data": {"options": options}}
     return {"trace": [started, *calls]}

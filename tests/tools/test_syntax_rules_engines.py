@@ -173,9 +173,10 @@ def test_rows_that_repeat_get_distinct_as_a_guess_apart_from_the_chain(fleet):
 
 
 def test_the_repair_of_a_keyword_typo_is_a_zero_call_candidate_of_acts(tmp_path: Path):
-    """The rule chain's repair of the user's SQL costs no model call: it is a candidate
-    (origin `rule:keyword_typo`) that agrees with the raw rewrite, so the evidence gate
-    accepts it after that one call; without the rules the same run needs a second call."""
+    """The rule chain's repair of the user's SQL costs no model call: a lexical repair, the
+    evidence gate accepts it alone before any call; without the lexical rule it is a
+    candidate (origin `rule:keyword_typo`) that agrees with the raw rewrite, one call;
+    without the rules the same run needs a second call."""
     db = _sqlite(tmp_path)
     user = "SELECT plate FORM vans WERE km > 100"
     right = "SELECT plate FROM vans WHERE km > 100"
@@ -186,12 +187,16 @@ def test_the_repair_of_a_keyword_typo_is_a_zero_call_candidate_of_acts(tmp_path:
 
     assert result.accepted is True
     assert normalize_sql(result.sql, "sqlite") == normalize_sql(right, "sqlite")
-    assert result.usage.llm_calls == 1 and [r.purpose for r in llm.requests] == ["correct"]
-    (gate,) = [e for e in result.trace if e.kind == "evidence"]
-    agreeing = {c["origin"] for c in gate.data.candidates if c["group"] == gate.data.group}
-    assert agreeing == {"raw", "rule:keyword_typo"}
+    assert result.usage.llm_calls == 0 and llm.requests == []
     fired = [e for e in result.trace if e.kind == "rule_fired"]
     assert [(e.data["rule"], e.data["status"]) for e in fired] == [("keyword_typo", "repaired")]
+
+    agreed = correct(db, "Vans over 100 km", user, llm=scripted({"correct": [raw]}),
+                     options=CorrectionOptions(candidates=3, lexical_repairs=False))  # fmt: skip
+    assert agreed.accepted is True and agreed.usage.llm_calls == 1
+    (gate,) = [e for e in agreed.trace if e.kind == "evidence"]
+    agreeing = {c["origin"] for c in gate.data.candidates if c["group"] == gate.data.group}
+    assert agreeing == {"raw", "rule:keyword_typo"}
 
     off = correct(db, "Vans over 100 km", user, llm=scripted({"correct": [raw, raw]}),
                   options=CorrectionOptions(candidates=3, rule_candidates=False))  # fmt: skip

@@ -18,6 +18,10 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
    it stays the `raw` method's call, byte for byte), so that a sample can confirm or
    contradict a rule repair of that error instead of repeating the failing SQL.
 
+Before all of it, before any model call, a lexical repair of the user's SQL that fails
+is accepted alone when the checks let it stand (`_accept_lexical_repair`,
+`evidence_rule.LEXICAL_RULE`).
+
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
 candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
 
@@ -41,12 +45,15 @@ from acts_sql.engine.evidence_rule import (
     AGREEMENT,
     EVIDENCE_NODE,
     EVIDENCE_RULE,
+    LEXICAL_RULE,
     MAX_SAMPLES,
     SAMPLE_ORIGIN,
     UNANIMOUS,
     Evidence,
     EvidenceVerdict,
     anchors,
+    is_lexical,
+    lexical_verdict,
     may_accept,
     verdict,
 )
@@ -69,6 +76,7 @@ __all__ = [
     "AGREEMENT",
     "EVIDENCE_NODE",
     "EVIDENCE_RULE",
+    "LEXICAL_RULE",
     "MAX_SAMPLES",
     "Evidence",
     "EvidenceStage",
@@ -133,6 +141,28 @@ class EvidenceStage:
         else:
             self._emit_evidence(head + tail, decided, None, allowed=self._scale(head + tail))
         return decided.accepted
+
+    def _accept_lexical_repair(self) -> bool:
+        """`LEXICAL_RULE`, before any model call: True when it accepted the rule chain's
+        repair of the user's SQL (gathered by `_rule_entries`). Only in correction mode, with
+        the gate and the option on, when the user's SQL fails with the database's error
+        (not blocked, not timed out) and lexical rules alone made the repair."""
+        if not (self.options.evidence_gate and self.options.lexical_repairs):
+            return False
+        original = self.task.original_result
+        if self.trust.generated or original is None or original.status != "error":
+            return False
+        repairs = [e for e in self._gathered[1] if is_lexical(e.origin)][:1]
+        if not repairs:
+            return False
+        decided = lexical_verdict(
+            self._evidence(repairs)[0], question=self.task.question, named=self.named
+        )
+        if not decided.accepted:
+            return False
+        self._gathered = ([], [])
+        self._accept_evidence(repairs, decided, rule=LEXICAL_RULE)
+        return self.accepted is not None
 
     def _agreed_after_pool(self, node: NodeState) -> bool:
         """The gate's rule once more, on every candidate of the run, after a pool and before
@@ -340,17 +370,20 @@ class EvidenceStage:
             return None
         return original.error
 
-    def _accept_evidence(self, entries: list[PoolEntry], decided: EvidenceVerdict) -> None:
+    def _accept_evidence(
+        self, entries: list[PoolEntry], decided: EvidenceVerdict, *, rule: str = EVIDENCE_RULE
+    ) -> None:
         pool = self._register(EVIDENCE_NODE, entries)
         agreeing = [c for c in pool if c.shape and c.shape.fingerprint == decided.fingerprint]
         group = agreeing[0].group if agreeing and agreeing[0].group else None
         winner = self._voter(group) if group else None
         if winner is None:
-            self._emit_evidence(entries, decided.model_copy(update={"accepted": False}), None)
+            refused = decided.model_copy(update={"accepted": False})
+            self._emit_evidence(entries, refused, None, rule=rule)
             return
-        self.book.accept(winner, f"{EVIDENCE_RULE}: {decided.reason}")
+        self.book.accept(winner, f"{rule}: {decided.reason}")
         self.accepted = winner
-        self._emit_evidence(entries, decided, winner)
+        self._emit_evidence(entries, decided, winner, rule=rule)
 
     def _emit_evidence(
         self,
@@ -358,6 +391,8 @@ class EvidenceStage:
         decided: EvidenceVerdict,
         winner: Candidate | None,
         allowed: int | None = None,
+        *,
+        rule: str = EVIDENCE_RULE,
     ) -> None:
         evidence = self._evidence(entries)
         runs = dict.fromkeys(e.fingerprint for e in evidence if e.fingerprint)
@@ -374,7 +409,7 @@ class EvidenceStage:
         ]
         self.trace.emit(
             EvidenceData(
-                rule=EVIDENCE_RULE,
+                rule=rule,
                 accepted=decided.accepted,
                 candidates=shown,
                 group=labels.get(decided.fingerprint) if decided.fingerprint else None,

@@ -42,6 +42,15 @@ is one derivation) and they outnumber the votes of the run's candidates that fai
 that mostly fails and agrees on its one query that runs is not confirming it); the checks
 still hold. When the user's SQL fails, a result that neither the raw rewrite nor a rule
 repair reaches needs the judge.
+
+**Before any model call**, a second rule (`LEXICAL_RULE`, `lexical_verdict`): when the user's
+SQL fails with the database's error and the rule chain's repair of it was made by lexical
+rules alone (`Rule.lexical`: a keyword's or a name's spelling, quotes, a comma, a semicolon,
+another dialect's function; `is_lexical`), the repair is accepted with no call when it runs
+with a result set and the result checks and the names check above let it stand. Such a
+repair changes how the user's SQL is written, not what it asks; the rules that guess at
+meaning (a column added to GROUP BY, a lenient re-reading, a transpiled statement, the logic
+rules) never qualify.
 """
 
 from __future__ import annotations
@@ -57,8 +66,10 @@ from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, 
 from acts_sql.engine.trust import TrustContext
 from acts_sql.engine.witness import is_witness, unwitnessed
 from acts_sql.prompts.context import TaskContext
+from acts_sql.sql.rules import LEXICAL_RULES
 
 EVIDENCE_RULE = "evidence: agreement"
+LEXICAL_RULE = "evidence: a lexical repair"
 EVIDENCE_NODE = "evidence"
 """The node an accepted candidate is registered under (there is no tree); the gate's calls,
 statements and an `evidence` event that accepts nothing belong to no node."""
@@ -238,6 +249,39 @@ def _checked(
         checks=checks,
         reason=f"{count} of {len(evidence)} independent candidates return the same result "
         f"({describe(checks)})",
+    )
+
+
+def is_lexical(origin: str) -> bool:
+    """Whether a candidate's origin is a rule repair of the user's SQL made by lexical rules
+    alone (``rule:keyword_typo+unknown_identifier``; not ``raw:rule:...``)."""
+    if not origin.startswith(RULE_ORIGIN):
+        return False
+    names = origin.removeprefix(RULE_ORIGIN).split("+")
+    return all(name in LEXICAL_RULES for name in names)
+
+
+def lexical_verdict(
+    repair: Evidence, *, question: str, named: NamedNames | None
+) -> EvidenceVerdict:
+    """`LEXICAL_RULE` on the rule chain's lexical repair of the user's SQL (that the SQL
+    fails and that the repair is lexical, `is_lexical`, are the caller's): accepted when it
+    has a result that may be accepted (`usable`) and the result checks and the names check
+    let it stand."""
+    if not usable([repair]) or repair.fingerprint is None:
+        why = repair.refusal or repair.unnamed or "it returns no result set"
+        return EvidenceVerdict(accepted=False, reason=f"the lexical repair may not stand: {why}")
+    decided = _checked(
+        [repair], repair.fingerprint, 1, question=question, generated=False, named=named
+    )
+    if not decided.accepted:  # correction mode: only a check can fail
+        why = f"a result check fails: {describe(failed(decided.checks))}"
+        return decided.model_copy(update={"reason": f"the lexical repair may not stand: {why}"})
+    return decided.model_copy(
+        update={
+            "reason": f"the user's SQL fails and {repair.origin.removeprefix(RULE_ORIGIN)} "
+            f"repairs how it is written ({describe(decided.checks)})"
+        }
     )
 
 

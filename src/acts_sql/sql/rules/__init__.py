@@ -132,6 +132,8 @@ RULES: tuple[Rule, ...] = (
     OrderSelect(),
 )
 """Every rule, in the order a chain tries them (stage by stage)."""
+LEXICAL_RULES: frozenset[str] = frozenset(rule.name for rule in RULES if rule.lexical)
+"""Names of the rules whose repairs change only how a statement is written (`Rule.lexical`)."""
 
 
 def rules_of(stage: Stage) -> list[Rule]:
@@ -148,6 +150,7 @@ def rule_named(name: str) -> Rule:
 
 
 __all__ = [
+    "LEXICAL_RULES",
     "RULES",
     "Probe",
     "ProbeAnswer",

@@ -110,6 +110,11 @@ class Rule(ABC):
     """False for a guess rather than a repair (rows that may repeat on purpose): the chain
     never applies it on its way, and `RuleChain.guesses` offers its repair of the statement
     as given, for a caller to weigh as a candidate of its own."""
+    lexical: ClassVar[bool] = False
+    """True when its repair restores only how the statement is written (a keyword's or a
+    name's spelling, quotes, a comma, a semicolon, another dialect's function in this one's
+    words), never what it asks: the engine may accept such a repair of SQL that fails with no
+    model call (`acts_sql.engine.evidence_rule.LEXICAL_RULE`)."""
 
     @classmethod
     def fixes(cls) -> str:

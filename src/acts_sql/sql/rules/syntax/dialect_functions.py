@@ -83,6 +83,7 @@ class DialectFunctions(Rule):
 
     name = "dialect_functions"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         absent = _ABSENT.get(given.d.name)

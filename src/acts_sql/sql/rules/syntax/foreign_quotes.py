@@ -27,6 +27,7 @@ class ForeignQuotes(Rule):
 
     name = "foreign_quotes"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         d = given.d

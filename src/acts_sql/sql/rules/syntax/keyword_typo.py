@@ -72,6 +72,7 @@ class KeywordTypo(Rule):
 
     name = "keyword_typo"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         tokens = failed_tokens(given.sql, given.error, given.d)

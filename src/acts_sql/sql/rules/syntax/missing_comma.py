@@ -34,6 +34,7 @@ class MissingComma(Rule):
 
     name = "missing_comma"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         tokens = failed_tokens(given.sql, given.error, given.d)

@@ -34,6 +34,7 @@ class QuotedValue(Rule):
 
     name = "quoted_value"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         named = _named(given.error or "")

@@ -51,6 +51,7 @@ class StraySemicolon(Rule):
 
     name = "stray_semicolon"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         if given.error is None or ";" not in given.sql:

@@ -20,6 +20,7 @@ class UnknownIdentifier(Rule):
 
     name = "unknown_identifier"
     stage = Stage.SYNTAX
+    lexical = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         names = given.facts.names()
