@@ -58,6 +58,13 @@ REPAIRED = [
     ),
     ("missing comma", OSLO, "SELECT name city COUNT(*) OVER ()" + WHERE, "missing_comma"),
     (
+        "an ambiguous column the inner join equates",
+        OSLO,
+        "SELECT name, id, city"
+        + WHERE.replace(" WHERE", " JOIN orders ON orders.id = customers.id WHERE"),
+        "ambiguous_join_key",
+    ),
+    (
         "a value in identifier quotes",
         OSLO,
         "SELECT name, city" + WHERE.replace("'", "`"),
@@ -97,6 +104,29 @@ def test_a_lexical_repair_of_failing_sql_is_accepted_with_no_call(
     assert off.reason.startswith("accepted (evidence: agreement)")
 
 
+def test_a_function_the_guard_blocks_is_a_failure_a_lexical_repair_may_fix(tmp_path):
+    """DuckDB: the read-only guard blocks `julianday` (no function it knows); the user's SQL
+    never ran, and `dialect_functions` writes it in DuckDB's words: accepted with no call."""
+    duckdb = pytest.importorskip("duckdb")
+    path = str(tmp_path / "loans.duckdb")
+    with duckdb.connect(path) as conn:
+        conn.execute("CREATE TABLE loans (loan_id INTEGER, loaned_on DATE, returned_on DATE)")
+        conn.execute(
+            "INSERT INTO loans VALUES (1, '2024-01-01', '2024-01-15'), (2, '2024-02-01', "
+            "'2024-02-03')"
+        )
+    users = "SELECT loan_id, julianday(returned_on) - julianday(loaned_on) AS days FROM loans"
+    question = "How many days was each loan out? Show the loan id and the days."
+    result = correct(path, question, users, llm=scripted({"correct": []}))
+
+    assert [e.data["status"] for e in kinds(result, "statement")][:1] == ["blocked"]
+    assert result.accepted is True and result.usage.llm_calls == 0
+    assert result.result.rows == [[1, 14.0], [2, 2.0]]
+    assert [c["origin"] for c in kinds(result, "evidence")[0].data.candidates] == [
+        "rule:dialect_functions"
+    ]
+
+
 def _first_call(db: str, question: str, users: str, **options: Any) -> Any:
     """A run whose model answers the raw prompt once and cannot plan: how far the run got
     before its first call tells whether the lexical rule accepted."""
@@ -108,7 +138,7 @@ def _first_call(db: str, question: str, users: str, **options: Any) -> Any:
 NOT_ALONE = [
     # id, question, the user's SQL, why the rule does not accept
     (
-        "a repair that is not lexical (ambiguous_column guesses which table is meant)",
+        "a repair that is not lexical (the join does not equate id: ambiguous_column guesses)",
         "List the customer id of every order.",
         "SELECT id FROM customers JOIN orders ON orders.customer_id = customers.id",
         "ambiguous_column",

@@ -284,7 +284,9 @@ def test_an_agreement_on_a_join_nobody_named_is_no_evidence(fleet):
             "judge": [accept("A")],
         }
     )
-    result = correct(fleet, PLATES, users, llm=llm, options=CorrectionOptions(candidates=3))
+    # the agreement path: the lexical rule would accept ambiguous_join_key's repair alone
+    options = CorrectionOptions(candidates=3, lexical_repairs=False)
+    result = correct(fleet, PLATES, users, llm=llm, options=options)
 
     gate, after_pool = events(result, "evidence")
     assert gate.data.accepted is False

@@ -53,7 +53,7 @@ CASES = [
     (
         "ambiguous-join-key",
         "SELECT gid, plate FROM garages g JOIN vans v ON g.gid = v.gid WHERE km < 200",
-        "ambiguous_column",
+        "ambiguous_join_key",
         [[1, "V-10"], [1, "V-11"]],
     ),
     (

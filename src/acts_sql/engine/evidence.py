@@ -69,6 +69,8 @@ from acts_sql.engine.witness import WITNESS_ORIGIN
 from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolEntry, PoolSettings
 
+FAILED = ("error", "blocked")
+"""Statuses of a user's SQL the lexical rule may repair (`_accept_lexical_repair`)."""
 WITNESS_SEED = 1
 """The witness's sampling seed (the raw samples use 1, 2, ... with another prompt)."""
 
@@ -145,12 +147,13 @@ class EvidenceStage:
     def _accept_lexical_repair(self) -> bool:
         """`LEXICAL_RULE`, before any model call: True when it accepted the rule chain's
         repair of the user's SQL (gathered by `_rule_entries`). Only in correction mode, with
-        the gate and the option on, when the user's SQL fails with the database's error
-        (not blocked, not timed out) and lexical rules alone made the repair."""
+        the gate and the option on, when the user's SQL fails with the database's error or
+        was blocked (a function the read-only guard does not know: another dialect's; not
+        when it timed out: it was valid) and lexical rules alone made the repair."""
         if not (self.options.evidence_gate and self.options.lexical_repairs):
             return False
         original = self.task.original_result
-        if self.trust.generated or original is None or original.status != "error":
+        if self.trust.generated or original is None or original.status not in FAILED:
             return False
         repairs = [e for e in self._gathered[1] if is_lexical(e.origin)][:1]
         if not repairs:

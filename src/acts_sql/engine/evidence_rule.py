@@ -44,7 +44,7 @@ still hold. When the user's SQL fails, a result that neither the raw rewrite nor
 repair reaches needs the judge.
 
 **Before any model call**, a second rule (`LEXICAL_RULE`, `lexical_verdict`): when the user's
-SQL fails with the database's error and the rule chain's repair of it was made by lexical
+SQL fails (an error, or blocked by the guard) and the rule chain's repair of it was made by lexical
 rules alone (`Rule.lexical`: a keyword's or a name's spelling, quotes, a comma, a semicolon,
 another dialect's function; `is_lexical`), the repair is accepted with no call when it runs
 with a result set and the result checks and the names check above let it stand. Such a

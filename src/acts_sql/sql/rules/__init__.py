@@ -17,6 +17,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | syntax | untyped_literals | (acts-sql's own: PostgreSQL's "is not unique" on bare strings) |
 | syntax | unknown_identifier | No_Such_Column (spelling) |
 | syntax | wrong_qualifier | No_Such_Column (alias not used, table-column mismatch) |
+| syntax | ambiguous_join_key | (acts-sql's own: an ambiguous column the inner join equates) |
 | syntax | ambiguous_column | (acts-sql's own: "ambiguous column name" in a join) |
 | syntax | missing_join | No_Such_Column (missing join) |
 | syntax | group_by_columns | (acts-sql's own) |
@@ -73,6 +74,7 @@ from acts_sql.sql.rules.output.concatenated_output import ConcatenatedOutput
 from acts_sql.sql.rules.output.extreme_subquery import ExtremeSubquery
 from acts_sql.sql.rules.output.order_select import OrderSelect
 from acts_sql.sql.rules.syntax.ambiguous_column import AmbiguousColumn
+from acts_sql.sql.rules.syntax.ambiguous_join_key import AmbiguousJoinKey
 from acts_sql.sql.rules.syntax.arithmetic_functions import ArithmeticFunctions
 from acts_sql.sql.rules.syntax.catalog_views import CatalogViews
 from acts_sql.sql.rules.syntax.dialect_functions import DialectFunctions
@@ -102,6 +104,7 @@ RULES: tuple[Rule, ...] = (
     CatalogViews(),
     UnknownIdentifier(),
     WrongQualifier(),
+    AmbiguousJoinKey(),
     AmbiguousColumn(),
     MissingJoin(),
     GroupByColumns(),

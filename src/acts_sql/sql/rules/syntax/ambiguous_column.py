@@ -58,16 +58,21 @@ class AmbiguousColumn(Rule):
         name = ambiguous_name(given.error)
         if name is None:
             return None
-        fixed = rewrite(given, lambda tree: _qualify(tree, name, given.facts))
+        fixed = rewrite(given, lambda tree: qualify_first(tree, name, given.facts))
         if fixed is None:
             return None
         return RuleOutcome(repairs=[Repair(sql=fixed, detail=f"qualified the ambiguous {name}")])
 
 
-def _qualify(statement: exp.Expr, name: str, facts: SchemaFacts) -> bool:
+def qualify_first(
+    statement: exp.Expr, name: str, facts: SchemaFacts, *, equated_only: bool = False
+) -> bool:
+    """Qualify every unqualified use of `name` that two FROM items of its scope have with the
+    first of them; with `equated_only`, only when in every such scope an inner join (or a
+    WHERE conjunct) equates the column of the first two (else nothing changes, False)."""
     low = name.lower()
     by_select = {id(scope.expression): scope for scope in traverse_scope(statement)}
-    changed = False
+    found: list[tuple[exp.Column, Scope, list[str]]] = []
     for column in list(statement.find_all(exp.Column)):
         if column.table or column.name.lower() != low or _output_name(column, low):
             continue
@@ -75,13 +80,47 @@ def _qualify(statement: exp.Expr, name: str, facts: SchemaFacts) -> bool:
         if scope is None:
             continue
         owners = [ref for ref in scope.selected_sources if _has(scope, ref, low, facts)]
-        if len(owners) < 2:
-            continue
+        if len(owners) >= 2:
+            found.append((column, scope, owners))
+    if equated_only and not all(
+        len(owners) == 2 and equated(scope, owners, low) for _, scope, owners in found
+    ):
+        return False
+    changed = False
+    for column, scope, owners in found:
         first = owners[0]
         ident = ref_ident(scope.selected_sources[first][0]) or exp.to_identifier(first)
         column.set("table", ident.copy())
         changed = True
     return changed
+
+
+def equated(scope: Scope, owners: list[str], column: str) -> bool:
+    """Whether an inner join's ON, or a conjunct of the WHERE, of `scope` is `a.column =
+    b.column` for the two FROM items `owners` (then either reads the same value)."""
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return False
+    conditions: list[exp.Expr] = []
+    for join in select.args.get("joins") or []:
+        if join.side or (join.kind or "").upper() in ("CROSS", "ANTI", "SEMI"):
+            continue
+        on = join.args.get("on")
+        conditions.extend(on.flatten() if isinstance(on, exp.And) else [on] if on else [])
+    where = select.args.get("where")
+    if where is not None:
+        cond = where.this
+        conditions.extend(cond.flatten() if isinstance(cond, exp.And) else [cond])
+    wanted = {o.lower() for o in owners}
+    for cond in conditions:
+        if not isinstance(cond, exp.EQ):
+            continue
+        sides = [cond.this, cond.expression]
+        if not all(isinstance(side, exp.Column) and side.name.lower() == column for side in sides):
+            continue
+        if {side.table.lower() for side in sides} == wanted:
+            return True
+    return False
 
 
 def _output_name(column: exp.Column, low: str) -> bool:
