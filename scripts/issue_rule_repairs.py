@@ -8,9 +8,9 @@
 For every task of the development split (``--data/dev``, joined with ``--data/tasks``), on
 the database the bench gives the agent (a fresh database with the task's ``preprocess_sql``,
 statements isolated, as `scripts/candidate_rule_repairs.py` opens it), the issue SQL is run;
-when it fails with a failure a repair may fix (`acts_sql.tools.pool.repairable`), the whole
-rule chain repairs it with the issue SQL as reference, as the engine's ``_rule_entries``
-does. A repair that runs, returns a result set and changed the SQL is scored by the bench's
+when it does not run (an error, a timeout, or blocked by the guard), the whole rule chain
+repairs it with the issue SQL as reference, as the engine's ``_rule_entries`` does (on any
+failure). A repair that runs, returns a result set and changed the SQL is scored by the bench's
 evaluator (`Evaluator.score`): would accepting it, with no call, have passed the task?
 
 Prints one progress line per task on stderr; then, per rule set of the repairs (the rules
@@ -40,7 +40,6 @@ from acts_sql.bench.models import ScoredTask, Status
 from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
-from acts_sql.tools.pool import repairable
 
 
 def measure(item: ScoredTask, evaluator: Evaluator, cap_s: float) -> dict[str, Any]:
@@ -55,7 +54,7 @@ def measure(item: ScoredTask, evaluator: Evaluator, cap_s: float) -> dict[str, A
             return row | {"setup_error": str(exc)}
         first = executor.execute(issue_sql)
         row |= {"issue_status": first.status, "error": one_line(first.failure() or "")}
-        if first.ok or not repairable(first):
+        if first.ok:
             return row
         try:
             state = chain.run(issue_sql, first)
