@@ -18,9 +18,10 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
    it stays the `raw` method's call, byte for byte), so that a sample can confirm or
    contradict a rule repair of that error instead of repeating the failing SQL.
 
-Before all of it, before any model call, a lexical repair of the user's SQL that fails
-is accepted alone when the checks let it stand (`_accept_lexical_repair`,
-`evidence_rule.LEXICAL_RULE`).
+Before all of it, before any model call, a lexical repair of the user's SQL that fails,
+or a certain one of SQL that fails or whose rows the issue says are wrong, is accepted alone
+when the checks let it stand (`_accept_lexical_repair`, `evidence_rule.LEXICAL_RULE` and
+`CERTAIN_RULE`).
 
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
 candidates also scale the search's budget (`acts_sql.engine.scaled_budget`).
@@ -34,6 +35,7 @@ pools' samples now agree on is accepted there, at the pool's node, without a jud
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acts_sql.agent.single_call import raw_correction, text_to_sql
@@ -43,6 +45,7 @@ from acts_sql.engine.candidates import Candidate, CandidateBook
 from acts_sql.engine.events import EvidenceData
 from acts_sql.engine.evidence_rule import (
     AGREEMENT,
+    CERTAIN_RULE,
     EVIDENCE_NODE,
     EVIDENCE_RULE,
     LEXICAL_RULE,
@@ -52,6 +55,7 @@ from acts_sql.engine.evidence_rule import (
     Evidence,
     EvidenceVerdict,
     anchors,
+    is_certain,
     is_lexical,
     lexical_verdict,
     may_accept,
@@ -76,6 +80,7 @@ WITNESS_SEED = 1
 
 __all__ = [
     "AGREEMENT",
+    "CERTAIN_RULE",
     "EVIDENCE_NODE",
     "EVIDENCE_RULE",
     "LEXICAL_RULE",
@@ -144,28 +149,37 @@ class EvidenceStage:
             self._emit_evidence(head + tail, decided, None, allowed=self._scale(head + tail))
         return decided.accepted
 
-    def _accept_lexical_repair(self) -> bool:
-        """`LEXICAL_RULE`, before any model call: True when it accepted the rule chain's
-        repair of the user's SQL (gathered by `_rule_entries`). Only in correction mode, with
-        the gate and the option on, when the user's SQL fails with the database's error or
-        was blocked (a function the read-only guard does not know: another dialect's; not
-        when it timed out: it was valid) and lexical rules alone made the repair."""
+    def _accept_lexical_repair(self) -> str | None:
+        """`LEXICAL_RULE` or `CERTAIN_RULE`, before any model call: the rule, when it accepted the
+        rule chain's repair of the user's SQL (gathered by `_rule_entries`). Only in correction
+        mode, with the gate and the option on. A lexical repair: when the user's SQL fails with
+        the database's error or was blocked (a function the read-only guard does not know:
+        another dialect's; not when it timed out: it was valid) and lexical rules alone made
+        it. A certain repair: when, besides, the user's SQL runs and the issue says its rows
+        are wrong (`may_accept`), and certain rules made it, with lexical ones or alone."""
         if not (self.options.evidence_gate and self.options.lexical_repairs):
-            return False
+            return None
         original = self.task.original_result
-        if self.trust.generated or original is None or original.status not in FAILED:
-            return False
-        repairs = [e for e in self._gathered[1] if is_lexical(e.origin)][:1]
-        if not repairs:
-            return False
-        decided = lexical_verdict(
-            self._evidence(repairs)[0], question=self.task.question, named=self.named
-        )
-        if not decided.accepted:
-            return False
-        self._gathered = ([], [])
-        self._accept_evidence(repairs, decided, rule=LEXICAL_RULE)
-        return self.accepted is not None
+        if self.trust.generated or original is None:
+            return None
+        kinds: list[tuple[str, Callable[[str], bool]]] = [(CERTAIN_RULE, is_certain)]
+        if original.status in FAILED:
+            kinds.insert(0, (LEXICAL_RULE, is_lexical))
+        elif not (original.ok and may_accept(self.task, self.trust)):
+            return None
+        for rule, made_by in kinds:
+            repairs = [e for e in self._gathered[1] if made_by(e.origin)][:1]
+            if not repairs:
+                continue
+            decided = lexical_verdict(
+                self._evidence(repairs)[0], question=self.task.question, named=self.named, rule=rule
+            )
+            if not decided.accepted:
+                return None
+            self._gathered = ([], [])
+            self._accept_evidence(repairs, decided, rule=rule)
+            return rule if self.accepted is not None else None
+        return None
 
     def _agreed_after_pool(self, node: NodeState) -> bool:
         """The gate's rule once more, on every candidate of the run, after a pool and before

@@ -51,6 +51,13 @@ with a result set and the result checks and the names check above let it stand. 
 repair changes how the user's SQL is written, not what it asks; the rules that guess at
 meaning (a column added to GROUP BY, a lenient re-reading, a transpiled statement, the logic
 rules) never qualify.
+
+**A certain repair** (`CERTAIN_RULE`, the same verdict): when the user's SQL fails, or runs and
+the issue says its rows are wrong, and the chain's repair of it was made by lexical rules and
+at least one certain rule (`Rule.certain`: a construct no question can mean as written, such as
+`x = NULL`, true for no row; `is_certain`), the repair is accepted with no call on the same
+terms; when the user's SQL runs, a repair that returns the user's rows is refused as any
+candidate is.
 """
 
 from __future__ import annotations
@@ -66,10 +73,11 @@ from acts_sql.engine.result_checks import ShapeCheck, describe, failed, passed, 
 from acts_sql.engine.trust import TrustContext
 from acts_sql.engine.witness import is_witness, unwitnessed
 from acts_sql.prompts.context import TaskContext
-from acts_sql.sql.rules import LEXICAL_RULES
+from acts_sql.sql.rules import CERTAIN_RULES, LEXICAL_RULES
 
 EVIDENCE_RULE = "evidence: agreement"
 LEXICAL_RULE = "evidence: a lexical repair"
+CERTAIN_RULE = "evidence: a certain repair"
 EVIDENCE_NODE = "evidence"
 """The node an accepted candidate is registered under (there is no tree); the gate's calls,
 statements and an `evidence` event that accepts nothing belong to no node."""
@@ -255,34 +263,49 @@ def _checked(
 def is_lexical(origin: str) -> bool:
     """Whether a candidate's origin is a rule repair of the user's SQL made by lexical rules
     alone (``rule:keyword_typo+unknown_identifier``; not ``raw:rule:...``)."""
+    names = _repair_rules(origin)
+    return bool(names) and all(name in LEXICAL_RULES for name in names)
+
+
+def is_certain(origin: str) -> bool:
+    """Whether a candidate's origin is a rule repair of the user's SQL made by certain rules,
+    with lexical ones or alone (``rule:keyword_typo+equals_null``), at least one certain."""
+    names = _repair_rules(origin)
+    return any(name in CERTAIN_RULES for name in names) and all(
+        name in LEXICAL_RULES | CERTAIN_RULES for name in names
+    )
+
+
+def _repair_rules(origin: str) -> list[str]:
     if not origin.startswith(RULE_ORIGIN):
-        return False
-    names = origin.removeprefix(RULE_ORIGIN).split("+")
-    return all(name in LEXICAL_RULES for name in names)
+        return []
+    return origin.removeprefix(RULE_ORIGIN).split("+")
 
 
 def lexical_verdict(
-    repair: Evidence, *, question: str, named: NamedNames | None
+    repair: Evidence, *, question: str, named: NamedNames | None, rule: str = LEXICAL_RULE
 ) -> EvidenceVerdict:
-    """`LEXICAL_RULE` on the rule chain's lexical repair of the user's SQL (that the SQL
-    fails and that the repair is lexical, `is_lexical`, are the caller's): accepted when it
-    has a result that may be accepted (`usable`) and the result checks and the names check
-    let it stand."""
+    """`LEXICAL_RULE` (or `CERTAIN_RULE`) on the rule chain's repair of the user's SQL (that
+    the SQL may be repaired and what made the repair, `is_lexical` or `is_certain`, are the
+    caller's): accepted when it has a result that may be accepted (`usable`: not the user's
+    rows) and the result checks and the names check let it stand."""
+    kind = "lexical" if rule == LEXICAL_RULE else "certain"
     if not usable([repair]) or repair.fingerprint is None:
         why = repair.refusal or repair.unnamed or "it returns no result set"
-        return EvidenceVerdict(accepted=False, reason=f"the lexical repair may not stand: {why}")
+        return EvidenceVerdict(accepted=False, reason=f"the {kind} repair may not stand: {why}")
     decided = _checked(
         [repair], repair.fingerprint, 1, question=question, generated=False, named=named
     )
     if not decided.accepted:  # correction mode: only a check can fail
         why = f"a result check fails: {describe(failed(decided.checks))}"
-        return decided.model_copy(update={"reason": f"the lexical repair may not stand: {why}"})
-    return decided.model_copy(
-        update={
-            "reason": f"the user's SQL fails and {repair.origin.removeprefix(RULE_ORIGIN)} "
-            f"repairs how it is written ({describe(decided.checks)})"
-        }
+        return decided.model_copy(update={"reason": f"the {kind} repair may not stand: {why}"})
+    rules = repair.origin.removeprefix(RULE_ORIGIN)
+    what = (
+        f"the user's SQL fails and {rules} repairs how it is written"
+        if kind == "lexical"
+        else f"{rules} repairs what the user's SQL cannot mean as written"
     )
+    return decided.model_copy(update={"reason": f"{what} ({describe(decided.checks)})"})
 
 
 def may_accept(task: TaskContext, trust: TrustContext) -> bool:

@@ -80,9 +80,11 @@ class CorrectionOptions(BaseModel):
     checks let stand (`acts_sql.engine.evidence`); False: the search always runs."""
     lexical_repairs: bool = True
     """acts/linear, with the evidence gate: when the user's SQL fails and lexical rules alone
-    repair it (a keyword's or a name's spelling, quotes, a comma; `Rule.lexical`), accept the
-    repair before any model call when the result checks let it stand
-    (`acts_sql.engine.evidence_rule.LEXICAL_RULE`); False: a model's candidate must agree."""
+    repair it (a keyword's or a name's spelling, quotes, a comma; `Rule.lexical`), or it fails
+    or its rows are said to be wrong and a certain rule repairs it (`x = NULL`, true for no
+    row; `Rule.certain`), accept the repair before any model call when the result checks let
+    it stand (`acts_sql.engine.evidence_rule.LEXICAL_RULE`, `CERTAIN_RULE`); False: a model's
+    candidate must agree."""
     scaled_budget: bool = True
     """acts/linear: when the evidence gate accepts nothing, its candidates scale the calls
     the search may still make (one line of evidence and nothing against it: stop; otherwise

@@ -76,7 +76,7 @@ from acts_sql.engine.events import (
     PrunedData,
     ReplanData,
 )
-from acts_sql.engine.evidence import EVIDENCE_RULE, LEXICAL_RULE, EvidenceStage
+from acts_sql.engine.evidence import EVIDENCE_RULE, EvidenceStage
 from acts_sql.engine.feedback import rejection_feedback
 from acts_sql.engine.named_names import NamedNames
 from acts_sql.engine.options import CorrectionOptions
@@ -217,8 +217,9 @@ class TreeSearch(EvidenceStage, CandidateStage):
         try:
             if self._rules_pending:  # deterministic first: before any model call
                 self._gathered = ([], self._rule_entries(None))
-                if self._accept_lexical_repair():
-                    return self.outcome(f"accepted ({LEXICAL_RULE}), without a model call")
+                rule = self._accept_lexical_repair()
+                if rule is not None:
+                    return self.outcome(f"accepted ({rule}), without a model call")
             if self._raw_pending:
                 self._send_plan_ahead()
                 self._write_raw()

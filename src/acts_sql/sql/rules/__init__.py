@@ -36,6 +36,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | logic | scalar_subquery_in | Equal (= instead of IN) |
 | logic | column_alias | (acts-sql's own: `SELECT title pages`, a comma missing, runs) |
 | logic | duplicate_rows | (acts-sql's own: a list whose rows repeat) |
+| logic | bare_columns | (acts-sql's own: a GROUP BY SQLite ran without a selected column) |
 | convention | date_format | Date_Time_Format |
 | convention | unknown_value | Inconsistent_Condition |
 | convention | join_condition | Inconsistent_Join |
@@ -64,6 +65,7 @@ from acts_sql.sql.rules.convention.in_subquery_columns import InSubqueryColumns
 from acts_sql.sql.rules.convention.join_condition import JoinCondition
 from acts_sql.sql.rules.convention.numeric_text_comparison import NumericTextComparison
 from acts_sql.sql.rules.convention.unknown_value import UnknownValue
+from acts_sql.sql.rules.logic.bare_columns import BareColumns
 from acts_sql.sql.rules.logic.column_alias import ColumnAlias
 from acts_sql.sql.rules.logic.duplicate_rows import DuplicateRows
 from acts_sql.sql.rules.logic.equals_null import EqualsNull
@@ -125,6 +127,7 @@ RULES: tuple[Rule, ...] = (
     ScalarSubqueryIn(),
     ColumnAlias(),
     DuplicateRows(),
+    BareColumns(),
     DateFormat(),
     UnknownValue(),
     JoinCondition(),
@@ -137,6 +140,8 @@ RULES: tuple[Rule, ...] = (
 """Every rule, in the order a chain tries them (stage by stage)."""
 LEXICAL_RULES: frozenset[str] = frozenset(rule.name for rule in RULES if rule.lexical)
 """Names of the rules whose repairs change only how a statement is written (`Rule.lexical`)."""
+CERTAIN_RULES: frozenset[str] = frozenset(rule.name for rule in RULES if rule.certain)
+"""Names of the rules that repair a construct no question can mean as written (`Rule.certain`)."""
 
 
 def rules_of(stage: Stage) -> list[Rule]:
@@ -153,6 +158,7 @@ def rule_named(name: str) -> Rule:
 
 
 __all__ = [
+    "CERTAIN_RULES",
     "LEXICAL_RULES",
     "RULES",
     "Probe",

@@ -115,6 +115,11 @@ class Rule(ABC):
     name's spelling, quotes, a comma, a semicolon, another dialect's function in this one's
     words), never what it asks: the engine may accept such a repair of SQL that fails with no
     model call (`acts_sql.engine.evidence_rule.LEXICAL_RULE`)."""
+    certain: ClassVar[bool] = False
+    """True when the construct it repairs can do nothing a question asks for as written (a
+    comparison with NULL by `=` holds for no row) and its repair is the one reading left:
+    the engine may accept such a repair with no model call when the user's SQL fails or the
+    issue says its rows are wrong (`acts_sql.engine.evidence_rule.CERTAIN_RULE`)."""
 
     @classmethod
     def fixes(cls) -> str:

@@ -19,6 +19,7 @@ class EqualsNull(Rule):
     name = "equals_null"
     stage = Stage.LOGIC
     on_error = True
+    certain = True
 
     def check(self, given: RuleInput) -> RuleOutcome | None:
         fixed = rewrite(given, _rewrite_comparisons)

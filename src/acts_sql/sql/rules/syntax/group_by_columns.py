@@ -7,7 +7,8 @@ clause"), MySQL with ONLY_FULL_GROUP_BY ("nonaggregated column"), SQL Server
 Oracle (ORA-00979). Every projection of a grouped SELECT that reads a column
 outside an aggregate and is not covered by the GROUP BY is appended to it,
 and so is an ORDER BY item over the column the error names. SQLite accepts
-such queries (a "bare" column), so nothing there triggers the rule.
+such queries (a "bare" column), so nothing there triggers the rule; the twin
+for a statement that runs is `bare_columns`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class GroupByColumns(Rule):
         if given.error is None or not _MESSAGES.search(given.error):
             return None
         named = _named_column(given.error)
-        fixed = rewrite(given, lambda tree: _complete(tree, named))
+        fixed = rewrite(given, lambda tree: complete_group_by(tree, named))
         if fixed is None:
             return None
         return RuleOutcome(repairs=[Repair(sql=fixed, detail="GROUP BY completed")])
@@ -56,7 +57,10 @@ def _named_column(error: str) -> str | None:
     return written.rsplit(".", 1)[-1].lower()
 
 
-def _complete(statement: exp.Expr, named: str | None) -> bool:
+def complete_group_by(statement: exp.Expr, named: str | None) -> bool:
+    """Append to each GROUP BY of `statement` the projections that read a column outside an
+    aggregate and that it does not cover (and, when `named`, the ORDER BY items over that
+    column); True when it changed something. SELECTs without a GROUP BY are left alone."""
     changed = False
     for select in list(statement.find_all(exp.Select)):
         group = select.args.get("group")
