@@ -1,9 +1,8 @@
 """The certain rule (issue 38, items 1, 2 and 7): the user's SQL compares with NULL by `=`,
 which holds for no row; when it fails, or runs and the issue says its rows are wrong, the rule
 chain's repair (`IS NULL`) is accepted before any model call when the result checks let it
-stand. And a guess that joins the gate's agreement: the column a GROUP BY that SQLite ran left
-out (`bare_columns`). Scripted LLM, real SQLite; each accepted case also runs with
-`lexical_repairs=False`, which asks the model."""
+stand. Scripted LLM, real SQLite; each accepted case also runs with `lexical_repairs=False`,
+which asks the model."""
 
 from __future__ import annotations
 
@@ -131,50 +130,3 @@ def test_is_certain_reads_the_rules_of_a_repair(origin, certain):
 def test_the_certain_rules_are_few_and_not_lexical():
     assert {"equals_null"} == CERTAIN_RULES
     assert not CERTAIN_RULES & LEXICAL_RULES
-
-
-@pytest.fixture
-def staff(tmp_path: Path) -> str:
-    path = tmp_path / "staff.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE employees (emp_id INTEGER PRIMARY KEY, dept_id INT, title TEXT)")
-        conn.executemany(
-            "INSERT INTO employees VALUES (?, ?, ?)",
-            [(1, 10, "Engineer"), (2, 10, "Engineer"), (3, 10, "CTO"), (4, 20, "Sales")],
-        )  # fmt: skip
-    return str(path)
-
-
-PER_TITLE = "How many people hold each job title in each department? I get too few rows."
-BARE = "SELECT dept_id, title, COUNT(*) AS people FROM employees GROUP BY dept_id"
-GROUPED = "SELECT dept_id, title, COUNT(*) AS people FROM employees GROUP BY dept_id, title"
-
-
-def test_a_bare_column_guess_agrees_with_the_raw_rewrite(staff):
-    """SQLite ran a GROUP BY without a selected column; `bare_columns` completes it, and the
-    raw rewrite that does the same is confirmed at 1 call, with no sample."""
-    llm = scripted({"correct": [raw(GROUPED)]})
-    result = correct(staff, PER_TITLE, BARE, llm=llm, options=CorrectionOptions(candidates=3))
-
-    assert result.accepted is True and result.usage.llm_calls == 1
-    assert sorted(result.result.rows) == [[10, "CTO", 1], [10, "Engineer", 2], [20, "Sales", 1]]
-    (event,) = kinds(result, "evidence")
-    assert event.data.rule == EVIDENCE_RULE and event.data.accepted is True
-    assert {c["origin"] for c in event.data.candidates} == {"raw", "rule:bare_columns"}
-
-
-def test_a_bare_column_guess_is_no_acceptance_alone(staff):
-    """A guess: when the raw rewrite and its samples read the question otherwise, the guess
-    alone is not accepted."""
-    others = [
-        "SELECT title, COUNT(*) AS people FROM employees GROUP BY title",
-        "SELECT dept_id, COUNT(*) AS people FROM employees GROUP BY dept_id",
-        "SELECT dept_id, COUNT(DISTINCT title) AS titles FROM employees GROUP BY dept_id",
-    ]
-    llm = scripted({"correct": [raw(sql) for sql in others]})
-    result = correct(staff, PER_TITLE, BARE, llm=llm, options=CorrectionOptions(candidates=3))
-
-    first = kinds(result, "evidence")[0]
-    assert first.data.accepted is False
-    assert "rule:bare_columns" in {c["origin"] for c in first.data.candidates}
-    assert result.usage.llm_calls == 3 and result.accepted is False

@@ -209,14 +209,16 @@ class ErrorAwareModel:
 
     name = "error-aware"
 
-    def __init__(self, echo_sql: str, fixed_sql: str) -> None:
-        self.echo_sql, self.fixed_sql = echo_sql, fixed_sql
+    def __init__(
+        self, echo_sql: str, fixed_sql: str, cue: str = "fails with:\nno such table: user"
+    ) -> None:
+        self.echo_sql, self.fixed_sql, self.cue = echo_sql, fixed_sql, cue
         self.prompts: list[str] = []
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         prompt = "\n".join(m.content for m in request.messages)
         self.prompts.append(prompt)
-        told = "fails with:\nno such table: user" in prompt
+        told = self.cue in prompt
         sql = self.fixed_sql if told else self.echo_sql
         return LLMResponse(text=raw(sql), usage=Usage(purpose=request.purpose))
 
@@ -256,6 +258,27 @@ def test_a_sample_is_not_told_an_error_when_the_users_sql_runs(db):
     assert result.accepted is True and result.usage.llm_calls == 3
     assert [r[0] for r in result.result.rows] == ["cy"]
     assert not any("fails with" in p for p in llm.prompts)
+
+
+def test_a_sample_told_the_users_rows_confirms_a_guess(db):
+    """The user's SQL runs and lists a day once per request; the raw rewrite echoes it (the
+    user's rows: refused). A sample whose prompt shows those rows, which the issue says are
+    wrong, writes the DISTINCT that the `duplicate_rows` guess made: two independent
+    candidates agree, 2 calls. A model that is never shown the rows would go on echoing."""
+    users = "SELECT r.day FROM requests AS r"
+    cue = "returns 3 row(s); columns: day\n  ('2024-01-01')\n  ('2024-01-01')"
+    llm = ErrorAwareModel("SELECT day FROM requests", "SELECT DISTINCT day FROM requests", cue)
+    issue = "Which days had requests? I see a day twice."
+    result = correct(db, issue, users, llm=llm, options=CorrectionOptions(candidates=3))
+
+    assert result.accepted is True and result.usage.llm_calls == 2
+    assert sorted(r[0] for r in result.result.rows) == ["2024-01-01", "2024-01-02"]
+    event = gate_event(result)
+    agreeing = {c["origin"] for c in event.data.candidates if c["group"] == event.data.group}
+    assert agreeing == {"raw:sample", "rule:duplicate_rows"}
+    first, sample = llm.prompts
+    assert "returns 3 row(s)" not in first  # the raw rewrite keeps the baseline's prompt
+    assert "The user says this is wrong." in sample
 
 
 # ------------------------------------------------------------------ the gate does not accept

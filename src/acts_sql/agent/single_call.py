@@ -15,6 +15,7 @@ import re
 from pydantic import BaseModel
 
 from acts_sql import prompts
+from acts_sql.db.result import ExecResult
 from acts_sql.llm.base import LLMBackend, LLMRequest, LLMResponse, Message
 from acts_sql.llm.prompting import render
 from acts_sql.llm.structured import StructuredReply, ask_json
@@ -69,6 +70,7 @@ def raw_correction(
     temperature: float = 0.0,
     seed: int | None = None,
     error: str | None = None,
+    rows: ExecResult | None = None,
 ) -> tuple[list[str], LLMResponse]:
     """The BIRD-CRITIC baseline prompt, one call; the reply's ```sql blocks.
 
@@ -78,8 +80,10 @@ def raw_correction(
     and the reply's last block tagged with its fence (or ```sql) is the query.
     `error`: the database's error for the issue SQL, told to the model after the
     SQL (`error_note`; without it the prompt is the baseline's, byte for byte).
+    `rows`: the issue SQL's result when it runs and the issue says it is wrong, told in the
+    same place (`rows_note`; ignored when `error` is given).
     """
-    prompt = _raw_prompt(task, error)
+    prompt = _raw_prompt(task, error, rows)
     request = LLMRequest(
         purpose=Purpose.CORRECT,
         messages=[Message(role="user", content=prompt)],
@@ -110,7 +114,22 @@ def error_note(error: str | None) -> str:
     return f"Running the issue SQL on the database fails with:\n{text}\n\n"
 
 
-def _raw_prompt(task: TaskContext, error: str | None = None) -> str:
+ROWS_NOTE_ROWS = 5
+"""The most rows of the issue SQL's result the raw prompt quotes."""
+
+
+def rows_note(result: ExecResult | None) -> str:
+    """The paragraph the raw prompt gets for the rows the issue SQL returns, which the issue
+    says are wrong ("" for none, or for a result that is not a result set): its columns and
+    first `ROWS_NOTE_ROWS` rows, as the engine's traces write them."""
+    if result is None or not result.ok or not result.columns:
+        return ""
+    shown = result.summary(max_rows=ROWS_NOTE_ROWS).removeprefix("ok: ")
+    said = "The user says this is wrong."
+    return f"Running the issue SQL on the database returns {shown}\n{said}\n\n"
+
+
+def _raw_prompt(task: TaskContext, error: str | None = None, rows: ExecResult | None = None) -> str:
     values = {
         "schema": task.schema_text.strip(),
         "question": task.question.strip(),
@@ -120,7 +139,7 @@ def _raw_prompt(task: TaskContext, error: str | None = None) -> str:
         return render(
             prompts.template("raw_baseline.txt"),
             dialect=task.dialect,
-            error_note=error_note(error),
+            error_note=error_note(error) or rows_note(rows),
             **values,
         )
     return render(

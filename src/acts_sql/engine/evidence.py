@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acts_sql.agent.single_call import raw_correction, text_to_sql
+from acts_sql.db.result import ExecResult
 from acts_sql.engine.budget import BudgetTracker
 from acts_sql.engine.candidate_stage import RAW_PROSE_TOKENS
 from acts_sql.engine.candidates import Candidate, CandidateBook
@@ -366,7 +367,8 @@ class EvidenceStage:
 
     def _raw_sample(self, k: int) -> list[PoolEntry]:
         """The raw prompt once more, at the pool's temperature with seed `k`, told the
-        database's error when the user's SQL failed with one (`_user_error`)."""
+        database's error when the user's SQL failed with one (`_user_error`), or the rows it
+        returns when it runs and the issue says they are wrong (`_user_rows`)."""
         statements, _ = raw_correction(
             self.llm.for_node(None),
             self.task,
@@ -374,6 +376,7 @@ class EvidenceStage:
             temperature=self.pool.temperature,
             seed=k,
             error=self._user_error(),
+            rows=self._user_rows(),
         )
         if not statements:
             return []
@@ -386,6 +389,14 @@ class EvidenceStage:
         if self.trust.generated or original is None or original.status != "error":
             return None
         return original.error
+
+    def _user_rows(self) -> ExecResult | None:
+        """The user's SQL's result when it runs and the issue says its rows are wrong (a
+        silent slip); None otherwise, and in text-to-SQL mode."""
+        original = self.task.original_result
+        if self.trust.generated or original is None or not original.ok:
+            return None
+        return original if may_accept(self.task, self.trust) else None
 
     def _accept_evidence(
         self, entries: list[PoolEntry], decided: EvidenceVerdict, *, rule: str = EVIDENCE_RULE

@@ -40,6 +40,7 @@ and `split_fix_syntax` use it. Fixtures: `tests/fixtures/sql/rules/<name>.sql`.
 | convention | date_format | Date_Time_Format |
 | convention | unknown_value | Inconsistent_Condition |
 | convention | join_condition | Inconsistent_Join |
+| convention | foreign_key_join | (acts-sql's own: a join off the one key that links the tables) |
 | convention | numeric_text_comparison | Comparison_Misuse |
 | convention | in_subquery_columns | Inconsistent_IN (hint) |
 | output | extreme_subquery | Subquery_MINMAX (hint) |
@@ -61,6 +62,7 @@ from acts_sql.sql.rules.base import (
     run_rule,
 )
 from acts_sql.sql.rules.convention.date_format import DateFormat
+from acts_sql.sql.rules.convention.foreign_key_join import ForeignKeyJoin
 from acts_sql.sql.rules.convention.in_subquery_columns import InSubqueryColumns
 from acts_sql.sql.rules.convention.join_condition import JoinCondition
 from acts_sql.sql.rules.convention.numeric_text_comparison import NumericTextComparison
@@ -131,6 +133,7 @@ RULES: tuple[Rule, ...] = (
     DateFormat(),
     UnknownValue(),
     JoinCondition(),
+    ForeignKeyJoin(),
     NumericTextComparison(),
     InSubqueryColumns(),
     ExtremeSubquery(),

@@ -59,12 +59,12 @@ class JoinCondition(Rule):
             return None
         fixed, hints = [], []
         for statement in statements:
-            for on in _conditions_of(statement, given.facts):
+            for on in unkeyed_joins(statement, given.facts):
                 if not _empty_between_filled(on, given):
                     continue
                 links = given.facts.links(on.left_table.name, on.right_table.name)
                 if len(links) == 1:
-                    _replace(on, *links[0])
+                    join_on_key(on, *links[0])
                     fixed.append(
                         f"{on.left_table.name}.{links[0][0]} = {on.right_table.name}.{links[0][1]}"
                     )
@@ -79,10 +79,12 @@ def _true() -> exp.Expr:
 
 def _conditions(given: RuleInput) -> list[_On]:
     statements = trees(given)
-    return [on for s in statements or [] for on in _conditions_of(s, given.facts)]
+    return [on for s in statements or [] for on in unkeyed_joins(s, given.facts)]
 
 
-def _conditions_of(statement: exp.Expr, facts: SchemaFacts) -> list[_On]:
+def unkeyed_joins(statement: exp.Expr, facts: SchemaFacts) -> list[_On]:
+    """Every `JOIN ... ON a.x = b.y` of `statement` between columns of two schema tables that
+    no foreign key relates."""
     resolver = Resolver(statement, facts)
     found = []
     for join in statement.find_all(exp.Join):
@@ -109,7 +111,8 @@ def _empty_between_filled(on: _On, given: RuleInput) -> bool:
     return all(a is not None and a.ok and a.rows for a in filled)
 
 
-def _replace(on: _On, left_key: str, right_key: str) -> None:
+def join_on_key(on: _On, left_key: str, right_key: str) -> None:
+    """Replace the join's condition by `left_key = right_key`, qualified as it was."""
     condition = exp.EQ(
         this=exp.column(left_key, table=on.left.table or None),
         expression=exp.column(right_key, table=on.right.table or None),
