@@ -16,7 +16,9 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
    none in text-to-SQL mode, where they could not change the verdict). When the user's SQL
    failed, a sample's prompt also quotes the database's error (the raw rewrite's does not:
    it stays the `raw` method's call, byte for byte), so that a sample can confirm or
-   contradict a rule repair of that error instead of repeating the failing SQL.
+   contradict a rule repair of that error instead of repeating the failing SQL. When the
+   user's SQL runs and the issue says its rows are wrong, the sample's prompt shows those
+   rows instead (`single_call.rows_note`), for the same reason.
 
 Before all of it, before any model call, a lexical repair of the user's SQL that fails,
 or a certain one of SQL that fails or whose rows the issue says are wrong, is accepted alone
