@@ -325,3 +325,41 @@ def test_absence_cannot_be_checked_on_rows_the_cap_cut():
     assert check_rejection("It does not list 'carol'.", cut, shape) is None
     assert check_rejection("It returns 2 rows.", cut, shape) is None
     assert check_rejection("It includes 'ann', who left.", cut, shape) is not None
+
+
+ANN = "SELECT name FROM users WHERE id = 1"
+MAJORITY = [
+    gen(FIRST_TWO),
+    gen("SELECT name FROM users WHERE id < 3"),
+    gen("SELECT u.name FROM users AS u WHERE u.id IN (1, 2)"),
+    gen(RIGHT),
+]
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+def test_an_overruled_rejection_settles_the_scaled_search(users_db, scaled):
+    """A slip (the user's SQL runs, the issue says its rows are wrong): the raw rewrite repeats
+    it, so the gate has nothing to weigh and the search runs one round. Its pool agrees 3 to 1
+    on a result no anchor returns, the judge rejects it with a vague reason, the rejection is
+    overruled: with the scaled budget the search stops there and returns that result, not
+    accepted; without it, the search spends more calls and returns the same."""
+    llm = scripted(
+        {
+            "correct": [raw(ANN)],
+            "plan": [GENERATE_ONLY] * 3,
+            "generate_sql": MAJORITY * 3,
+            "judge": [verdict("reject", "The query is not correct.")] * 3,
+        }
+    )
+    issue = QUESTION + " I only get ann."
+    options = CorrectionOptions(candidates=4, scaled_budget=scaled)
+    result = correct(users_db, issue, ANN, llm=llm, options=options)
+
+    assert result.accepted is False and same(result.sql, FIRST_TWO)
+    assert of_kind(result, "overruled")
+    settled = [e for e in of_kind(result, "budget_scaled") if "stands" in e.summary]
+    if scaled:
+        assert result.usage.llm_calls == 7  # raw, plan, 4 samples, judge: nothing after
+        assert settled[0].data["allowed_calls"] == 7
+    else:
+        assert result.usage.llm_calls > 7 and not settled

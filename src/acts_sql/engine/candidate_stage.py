@@ -520,6 +520,16 @@ class CandidateStage:
             node=node.id,
             summary=f"rejection of {group_id} overruled: {why}",
         )
+        settled = self.allowance.settle(
+            f"the judge rejected {group_id}, the result most candidates agree on, and was "
+            "overruled: it stands"
+        )
+        if settled is not None:
+            self.trace.emit(
+                BudgetScaledData(allowed_calls=settled, group=group_id, votes=votes),
+                node=node.id,
+                summary=f"{group_id} stands: the search makes no more LLM calls ({settled} in all)",
+            )
 
     def _unfounded(self, decision: JudgeDecision, node_id: str, shown: str) -> str | None:
         """Why an "accept" is no acceptance: its reason says the candidate is wrong, or it

@@ -190,9 +190,10 @@ class EvidenceData(EventData):
 
 
 class BudgetScaledData(EventData):
-    """The search's scaled allowance grows (`acts_sql.engine.scaled_budget`): independent
-    candidates came to agree on a result that may be accepted (`group`, `votes`), or ambiguity
-    detection gave readings to explore (`readings`)."""
+    """The search's scaled allowance changes (`acts_sql.engine.scaled_budget`): it grows when
+    independent candidates came to agree on a result that may be accepted (`group`, `votes`) or
+    ambiguity detection gave readings to explore (`readings`); it ends (no more calls) when the
+    judge's rejection of the result most candidates agree on (`group`, `votes`) is overruled."""
 
     allowed_calls: int
     group: str | None = None

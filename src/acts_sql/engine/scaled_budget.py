@@ -37,6 +37,13 @@ While the search runs, three things shape the allowance:
   cut short, or one that cannot be judged, spends calls that decide nothing. The search stops
   instead. When the budget's own limit is the lower one, it is the user's to spend.
 
+- **A majority the judge rejected without evidence.** When the judge rejects the result most
+  candidates agree on and its reason names nothing the rows bear out, the rejection is
+  overruled (`CandidateStage._overrule`) and the allowance ends there (`SearchAllowance.settle`):
+  the search stops and returns that result, *not* accepted, ranked first on its support. In
+  the kept runs the calls after such an event changed the answer in 2 of 74 traces, one for
+  the better and one for the worse (docs/BENCHMARKS.md).
+
 A search that only repeats, fails or scatters stops. Nothing here passes the budget's limits,
 and a run whose user's SQL may not be accepted against (the gate's precondition: it runs and
 the issue is about speed) keeps the whole budget.
@@ -173,6 +180,14 @@ class SearchAllowance:
             return None
         self._grown += 1
         self._budget.allow(wanted, "candidates came to agree on a new result: its judgement")
+        return self._budget.call_limit
+
+    def settle(self, reason: str) -> int | None:
+        """The search's answer is settled without an acceptance: no more calls. The new
+        total, or None when nothing changed (not active, or the budget's own limit binds)."""
+        if not self.active or self._budget.call_limit >= self._budget.budget.max_llm_calls:
+            return None
+        self._budget.allow(self._budget.llm_calls, reason)
         return self._budget.call_limit
 
     def grow_readings(self, readings: int, pool_size: int) -> int | None:
