@@ -18,7 +18,7 @@ from acts_sql.engine.evidence_rule import (
     LEXICAL_RULE,
     Evidence,
     is_lexical,
-    lexical_verdict,
+    repair_verdict,
 )
 from acts_sql.sql.rules import LEXICAL_RULES, RULES
 from support import raw_reply as raw
@@ -205,9 +205,9 @@ def _evidence(rows: list[list[Any]], **fields: Any) -> Evidence:
 
 def test_the_verdict_wants_a_result_that_may_stand():
     listed = _evidence([["ann"], ["cy"]])
-    assert lexical_verdict(listed, question=OSLO, named=None).accepted is True
-    counted = lexical_verdict(listed, question="How many customers are there?", named=None)
+    assert repair_verdict(listed, question=OSLO, named=None).accepted is True
+    counted = repair_verdict(listed, question="How many customers are there?", named=None)
     assert counted.accepted is False and "a result check fails" in counted.reason
-    refused = lexical_verdict(_evidence([["ann"]], refusal="the user's rows"), question=OSLO,
+    refused = repair_verdict(_evidence([["ann"]], refusal="the user's rows"), question=OSLO,
                               named=None)  # fmt: skip
     assert refused.accepted is False and "the user's rows" in refused.reason

@@ -22,7 +22,7 @@ is asked for. It gathers up to four kinds of independent candidates, cheaply:
 
 Before all of it, before any model call, a lexical repair of the user's SQL that fails,
 or a certain one of SQL that fails or whose rows the issue says are wrong, is accepted alone
-when the checks let it stand (`_accept_lexical_repair`, `evidence_rule.LEXICAL_RULE` and
+when the checks let it stand (`_accept_rule_repair`, `evidence_rule.LEXICAL_RULE` and
 `CERTAIN_RULE`).
 
 The rule itself is `acts_sql.engine.evidence_rule`; when it accepts nothing, the gathered
@@ -60,8 +60,8 @@ from acts_sql.engine.evidence_rule import (
     anchors,
     is_certain,
     is_lexical,
-    lexical_verdict,
     may_accept,
+    repair_verdict,
     verdict,
 )
 from acts_sql.engine.fingerprint import result_shape
@@ -77,7 +77,7 @@ from acts_sql.prompts.context import TaskContext, sql_reply_cap
 from acts_sql.tools.base import PoolEntry, PoolSettings
 
 FAILED = ("error", "blocked")
-"""Statuses of a user's SQL the lexical rule may repair (`_accept_lexical_repair`)."""
+"""Statuses of a user's SQL the lexical rule may repair (`_accept_rule_repair`)."""
 WITNESS_SEED = 1
 """The witness's sampling seed (the raw samples use 1, 2, ... with another prompt)."""
 
@@ -152,7 +152,7 @@ class EvidenceStage:
             self._emit_evidence(head + tail, decided, None, allowed=self._scale(head + tail))
         return decided.accepted
 
-    def _accept_lexical_repair(self) -> str | None:
+    def _accept_rule_repair(self) -> str | None:
         """`LEXICAL_RULE` or `CERTAIN_RULE`, before any model call: the rule, when it accepted the
         rule chain's repair of the user's SQL (gathered by `_rule_entries`). Only in correction
         mode, with the gate and the option on. A lexical repair: when the user's SQL fails with
@@ -174,7 +174,7 @@ class EvidenceStage:
             repairs = [e for e in self._gathered[1] if made_by(e.origin)][:1]
             if not repairs:
                 continue
-            decided = lexical_verdict(
+            decided = repair_verdict(
                 self._evidence(repairs)[0], question=self.task.question, named=self.named, rule=rule
             )
             if not decided.accepted:

@@ -43,7 +43,7 @@ that mostly fails and agrees on its one query that runs is not confirming it); t
 still hold. When the user's SQL fails, a result that neither the raw rewrite nor a rule
 repair reaches needs the judge.
 
-**Before any model call**, a second rule (`LEXICAL_RULE`, `lexical_verdict`): when the user's
+**Before any model call**, a second rule (`LEXICAL_RULE`, `repair_verdict`): when the user's
 SQL fails (an error, or blocked by the guard) and the rule chain's repair of it was made by lexical
 rules alone (`Rule.lexical`: a keyword's or a name's spelling, quotes, a comma, a semicolon,
 another dialect's function; `is_lexical`), the repair is accepted with no call when it runs
@@ -282,7 +282,7 @@ def _repair_rules(origin: str) -> list[str]:
     return origin.removeprefix(RULE_ORIGIN).split("+")
 
 
-def lexical_verdict(
+def repair_verdict(
     repair: Evidence, *, question: str, named: NamedNames | None, rule: str = LEXICAL_RULE
 ) -> EvidenceVerdict:
     """`LEXICAL_RULE` (or `CERTAIN_RULE`) on the rule chain's repair of the user's SQL (that

@@ -217,7 +217,7 @@ class TreeSearch(EvidenceStage, CandidateStage):
         try:
             if self._rules_pending:  # deterministic first: before any model call
                 self._gathered = ([], self._rule_entries(None))
-                rule = self._accept_lexical_repair()
+                rule = self._accept_rule_repair()
                 if rule is not None:
                     return self.outcome(f"accepted ({rule}), without a model call")
             if self._raw_pending:

@@ -13,10 +13,10 @@ use a bare column to pick a row of each group, as SQLite documents it: one with 
 aggregate at all (one row per group), and one whose only aggregate is a single MIN
 or MAX, where the bare column is the value from the row holding the extreme
 (`SELECT dept_id, name, MAX(salary) ... GROUP BY dept_id`: the top earner of each
-department, on purpose). A column that depends
-on the grouped key (a name grouped by its id) is possible in a correct query, so
-this is a guess (`composes` is False): the engine offers it for the user's SQL as
-given, as a candidate of its own, accepted only when independent candidates agree.
+department, on purpose). A column that depends on the grouped key (a name grouped
+by its id) is possible in a correct query, so this is a guess (`composes` is
+False): the engine offers it for the user's SQL as given, as a candidate of its
+own, accepted only when independent candidates agree.
 """
 
 from __future__ import annotations
