@@ -44,6 +44,7 @@ from acts_sql.bench.models import ScoredTask, Status
 from acts_sql.bench.scorer import EvalOptions, Evaluator
 from acts_sql.bench.selection import TaskFilter
 from acts_sql.bench.servers import ServerURLs
+from acts_sql.engine.fingerprint import result_shape, same_rows
 
 
 def measure(
@@ -75,7 +76,7 @@ def measure(
         ]
         changed = canonical(state.sql, dialect) != canonical(issue_sql, dialect)
         ran = state.result.ok and bool(state.result.columns)
-        if first.ok and ran and same_rows(state.result, first):
+        if first.ok and ran and _same_rows(state.result, first, dialect):
             changed = False  # a repair that returns the user's rows changes nothing for the gate
         row |= {
             "repaired": ran and changed,
@@ -99,17 +100,15 @@ def _guess(
 ) -> dict[str, Any]:
     """One guess (a rule that does not compose) of the issue SQL, scored when its rows differ."""
     found = {"rules": guess.repaired_by, "rows": guess.result.row_count, "sql": guess.sql}
-    if first.ok and same_rows(guess.result, first):
+    if first.ok and _same_rows(guess.result, first, dialect):
         return found | {"verdict": "the user's rows"}
     scored = evaluator.score(item, statements_of(guess.sql, dialect))
     return found | {"verdict": scored.status.value, "reason": one_line(scored.reason, 200)}
 
 
-def same_rows(result: Any, other: Any) -> bool:
-    """Whether two results have the same columns' count and the same rows, in any order."""
-    return len(result.columns) == len(other.columns) and sorted(map(repr, result.rows)) == sorted(
-        map(repr, other.rows)
-    )
+def _same_rows(result: Any, other: Any, dialect: str) -> bool:
+    """Whether two results hold the same rows, as the gate's refusal compares them."""
+    return same_rows(result_shape("", result, dialect), result_shape("", other, dialect))
 
 
 def main(argv: list[str] | None = None) -> int:
