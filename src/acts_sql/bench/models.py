@@ -7,12 +7,13 @@ of open570 is not ``PostgreSQL_5`` of pg530), so every record is keyed by
 
 from __future__ import annotations
 
-import ast
 import re
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from acts_sql.bench import python_ast
 
 TaskKey = tuple[str, str]
 
@@ -34,7 +35,7 @@ def split_sql_field(value: Any) -> list[str]:
         text = value.strip()
         if text.startswith("["):
             try:
-                parsed = ast.literal_eval(text)
+                parsed = python_ast.literal(text)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 parsed = None
             if isinstance(parsed, list | tuple):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from acts_sql.bench import python_ast
+
 EXECUTING_FUNCTIONS = {
     "execute_queries": (0,),
     "perform_query_on_postgresql_databases": (0,),
@@ -40,7 +42,7 @@ Bindings = dict[str, list[str]]
 def visible_sql(source: str) -> list[str]:
     """The SQL statements a test case visibly runs, in source order, without repeats."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     bindings = _bindings(tree)
