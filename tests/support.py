@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -155,3 +156,12 @@ def statement_event(seq: int) -> TraceEvent:
         sql="SELECT 1", status="ok", row_count=1, truncated=False, error=None, seconds=0.0
     )
     return EVENT_TYPES[StatementData](seq=seq, t=0.0, data=data)
+
+
+def users_db(tmp_path: Path) -> str:
+    """A SQLite file with users(id, name): ann and bob."""
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.executemany("INSERT INTO users VALUES (?, ?)", [(1, "ann"), (2, "bob")])
+    return str(path)

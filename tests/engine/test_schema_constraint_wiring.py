@@ -6,7 +6,6 @@ LLM, real SQLite; the local decoder's side is tests/llm/test_llm_local_constrain
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,14 @@ from acts_sql import CorrectionOptions, correct
 from acts_sql.cli.options import correction_options
 from acts_sql.engine.recording import TracedLLM
 from acts_sql.llm.base import LLMRequest, Message, SqlNames
-from support import scripted
+from support import scripted, users_db
 
 QUESTION = "List the names of all users."
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
-    path = tmp_path / "app.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
-        conn.executemany("INSERT INTO users VALUES (?, ?)", [(1, "ann"), (2, "bob")])
-    return str(path)
+    return users_db(tmp_path)
 
 
 def raw(sql: str) -> str:

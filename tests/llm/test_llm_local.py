@@ -878,3 +878,25 @@ def test_pool_samples_continue_from_one_evaluated_prompt() -> None:
         assert stats.cached_prompt_tokens == stats.prompt_tokens - 1
     again = request.model_copy(update={"temperature": 0.8, "seed": 1})
     assert backend.complete(again).text == texts[0]  # a sample is reproducible
+
+
+@pytest.mark.parametrize("purpose", ["plan", pytest.param("correct", marks=needs_numpy)])
+def test_a_reply_ends_once_its_sql_blocks_have_closed(
+    fake_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch, purpose: str
+) -> None:
+    def words_and_lines(self: FakeLlama, text: bytes, add_bos: bool, special: bool) -> list[int]:
+        tokens = []
+        for word in text.decode().split(" "):  # newlines stay inside the words
+            tokens.append(self.vocab.setdefault(word, len(self.vocab) + 1))
+            self.words[self.vocab[word]] = word
+        return tokens
+
+    monkeypatch.setattr(FakeLlama, "tokenize", words_and_lines)
+    reply = "Fixed: ```sql\n SELECT name FROM users\n ``` This lists every name of the users."
+    fake_model["replies"] += [reply, reply]
+    backend = LocalBackend(str(fake_model["path"]))
+    text, usage = ask(backend, "x", purpose=purpose, enough_blocks=1)
+    assert text.strip().split(" ")[-1] == "```" and usage.stopped_by == "blocks"
+    assert usage.completion_tokens == len(reply.split(" ")) - 7
+    whole, usage = ask(backend, "y", purpose=purpose)
+    assert whole.strip().split(" ") == reply.split(" ") and usage.stopped_by == "stop"

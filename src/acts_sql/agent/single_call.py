@@ -21,6 +21,7 @@ from acts_sql.llm.prompting import render
 from acts_sql.llm.structured import StructuredReply, ask_json
 from acts_sql.prompts.context import TaskContext, task_messages
 from acts_sql.protocol import GeneratedSql, Purpose
+from acts_sql.sql.diagnostics import split_sql
 
 _SQL_BLOCK = re.compile(r"```[ \t]*sql[^\n]*\n(.*?)(?:```|$)", re.IGNORECASE | re.DOTALL)
 _BLOCK = r"```[ \t]*(?:{tags})\b[^\n]*\n(.*?)(?:```|$)"
@@ -71,6 +72,7 @@ def raw_correction(
     seed: int | None = None,
     error: str | None = None,
     rows: ExecResult | None = None,
+    prose_after: bool = True,
 ) -> tuple[list[str], LLMResponse]:
     """The BIRD-CRITIC baseline prompt, one call; the reply's ```sql blocks.
 
@@ -82,6 +84,9 @@ def raw_correction(
     SQL (`error_note`; without it the prompt is the baseline's, byte for byte).
     `rows`: the issue SQL's result when it runs and the issue says it is wrong, told in the
     same place (`rows_note`; ignored when `error` is given).
+    `prose_after` False: the reply may end once it has as many ```sql blocks as the issue
+    SQL has statements (`solution_blocks`), without the prose a model writes after them;
+    the baselines keep their replies whole.
     """
     prompt = _raw_prompt(task, error, rows)
     request = LLMRequest(
@@ -90,6 +95,7 @@ def raw_correction(
         max_tokens=max_tokens,
         temperature=temperature,
         seed=seed,
+        enough_blocks=None if prose_after else solution_blocks(task),
     )
     response = llm.complete(request)
     if task.language is None:
@@ -97,6 +103,15 @@ def raw_correction(
     # one query, not a list of statements: the last block (a reply that quotes the
     # user's query first puts its correction after it)
     return sql_blocks(response.text, (task.language.fence, "sql"))[-1:], response
+
+
+def solution_blocks(task: TaskContext) -> int | None:
+    """How many ```sql blocks complete a raw reply: the issue SQL's statements. None for a
+    query language other than SQL (a reply may quote the user's query before its own) or
+    when there is no issue SQL."""
+    if task.language is not None or not task.original_sql.strip():
+        return None
+    return len(split_sql(task.original_sql, task.dialect)) or None
 
 
 ERROR_NOTE_CHARS = 400

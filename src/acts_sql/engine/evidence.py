@@ -379,6 +379,7 @@ class EvidenceStage:
             seed=k,
             error=self._user_error(),
             rows=self._user_rows(),
+            prose_after=False,
         )
         if not statements:
             return []

@@ -50,6 +50,11 @@ class LLMRequest(BaseModel):
     max_tokens: int = 1024
     avoid: AvoidValues | None = None
     sql_names: SqlNames | None = None
+    enough_blocks: int | None = None
+    """A text reply is complete once it has closed this many non-empty ```sql blocks:
+    what a model writes after them is prose the caller throws away. A backend that can
+    stop there does (the local and the scripted one, `acts_sql.llm.sql_fences`); the
+    others ignore it. None: the reply ends where the model ends it."""
     timeout_s: float | None = None
     """Seconds this call may take at most; None: no limit. The engine sets it to
     what is left of the run's wall time. Not part of what the request asks for:
@@ -68,7 +73,8 @@ class Usage(BaseModel):
     """True when the reply came from a record/replay cache, not the model."""
     stopped_by: str | None = None
     """Why generation ended, when the backend says: ``stop``, ``length``,
-    ``repetition``, ``deadline`` (``timeout_s`` passed: the text is partial)."""
+    ``repetition``, ``deadline`` (``timeout_s`` passed: the text is partial), ``blocks``
+    (the request's ``enough_blocks`` closed)."""
     decoder: str | None = None
     """What wrote the reply, when the backend says (the local backend: ``lookup``,
     ``sampler`` or ``llama-cpp-python``), so that rates can be read per decoder."""

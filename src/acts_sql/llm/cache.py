@@ -3,7 +3,8 @@
 :class:`CachedBackend` wraps any backend. The key of a request is the sha256
 of a canonical JSON (sorted keys, no whitespace) of the inner backend's name
 (which names the model), the purpose, the messages, the JSON schema, the
-temperature and max_tokens. Not the call's ``timeout_s`` (the time left of a
+temperature and max_tokens (and the seed, the values to avoid and, for a local
+backend, ``sql_names`` and ``enough_blocks``). Not the call's ``timeout_s`` (the time left of a
 run, which says nothing of the reply): a replayed call hits however much time
 is left. A hit returns the recorded text at no cost: its usage has the
 recorded token counts, ``seconds`` 0 and ``replayed`` True
@@ -75,11 +76,16 @@ def _canonical_request(backend_name: str, request: LLMRequest) -> dict[str, Any]
 
 
 def _constraint_key(backend_name: str, request: LLMRequest) -> dict[str, Any]:
-    """The request's ``sql_names``, for a local backend only (the others ignore them, and
-    their recorded replies stay valid)."""
-    if request.sql_names is None or not backend_name.startswith("local:"):
+    """The request's ``sql_names`` and ``enough_blocks``, for a local backend only (the
+    others ignore them, and their recorded replies stay valid)."""
+    if not backend_name.startswith("local:"):
         return {}
-    return {"sql_names": request.sql_names.model_dump()}
+    key: dict[str, Any] = {}
+    if request.sql_names is not None:
+        key["sql_names"] = request.sql_names.model_dump()
+    if request.enough_blocks is not None:
+        key["enough_blocks"] = request.enough_blocks
+    return key
 
 
 def _canonical_json(value: Any) -> str:

@@ -6,7 +6,9 @@ response texts to return, in order::
     {"plan": ["{...}"], "judge": ["{...}", "{...}"]}
 
 Each call of a purpose takes that purpose's next response; a purpose with no
-response left raises :class:`ScriptExhaustedError` naming it. Token counts are
+response left raises :class:`ScriptExhaustedError` naming it. A request's
+``enough_blocks`` cuts the response after that many ```sql blocks, as the local
+backend stops writing there. Token counts are
 an *estimate* (about four characters per token), since no model is involved;
 seconds are measured, and include the optional simulated latency ``delay_s``.
 
@@ -26,6 +28,7 @@ from typing import Any
 
 from acts_sql.errors import LLMSpecError, ScriptExhaustedError
 from acts_sql.llm.base import LLMRequest, LLMResponse, Usage
+from acts_sql.llm.sql_fences import through_blocks
 
 __all__ = ["ScriptedBackend", "estimate_tokens"]
 
@@ -122,6 +125,7 @@ class ScriptedBackend:
             return responses[used]
 
     def _response(self, request: LLMRequest, text: str, seconds: float) -> LLMResponse:
+        text = through_blocks(text, request.enough_blocks)
         prompt_chars = sum(len(message.content) for message in request.messages)
         usage = Usage(
             purpose=request.purpose,

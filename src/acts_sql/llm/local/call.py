@@ -53,6 +53,7 @@ from acts_sql.llm.local.sampling import SampleChooser
 from acts_sql.llm.local.sqlnames import NameRules
 from acts_sql.llm.local.steering import RecordingChooser, Steering, ValueWatch, fork_point
 from acts_sql.llm.local.threads import ThreadGovernor
+from acts_sql.llm.sql_fences import BlocksClosed
 
 FORK_SEED_STEP = 7919
 """A sample forked away from a repeated value draws on with its seed plus this (per fork)."""
@@ -103,8 +104,9 @@ class CallStats:
     """Wall time of the rest of the completion: decoding and sampling."""
     seconds: float
     stopped_by: str
-    """``stop`` (end of reply), ``length`` (max_tokens), ``repetition`` or
-    ``deadline`` (the request's ``timeout_s`` passed: a partial reply)."""
+    """``stop`` (end of reply), ``length`` (max_tokens), ``repetition``,
+    ``deadline`` (the request's ``timeout_s`` passed: a partial reply) or ``blocks`` (the
+    request's ``enough_blocks`` have closed: the rest would be prose)."""
     threads: int
     decoder: str = "llama-cpp-python"
     """``llama-cpp-python`` (its own loop), ``lookup`` (the project's, with prompt lookup),
@@ -142,6 +144,7 @@ class _Call:
     threads: int
     names: NameRules | None = None
     guards: list[NameGuard] = field(default_factory=list)
+    blocks: BlocksClosed | None = None
 
 
 @dataclass
@@ -211,6 +214,10 @@ class LoadedModel:
 
         perf = low_level.llama_perf_context(self.llama.ctx)
         return int(perf.n_p_eval), perf.t_p_eval_ms / 1000.0
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of `tokens`."""
+        return bytes(self.llama.detokenize(list(tokens)))
 
     def set_prompt_deadline(self, deadline: float | None) -> None:
         """The deadline the next prompt evaluation checks between its batches (None: none)."""
@@ -325,6 +332,10 @@ class LoadedModel:
             stops.append(clock)
         if formatted.stopping_criteria is not None:
             stops.extend(formatted.stopping_criteria)
+        blocks = None
+        if request.enough_blocks and not request.json_schema:
+            blocks = BlocksClosed(len(prompt), request.enough_blocks, self.detokenize)
+            stops.append(blocks)
         return _Call(
             request=request,
             name=name,
@@ -340,6 +351,7 @@ class LoadedModel:
             started=started,
             threads=threads,
             names=NameRules(request.sql_names.names) if request.sql_names else None,
+            blocks=blocks,
         )
 
     def _run_stock(self, call: _Call, seed: int) -> _Written:
@@ -504,6 +516,8 @@ class LoadedModel:
             stopped_by = "repetition"
         elif call.clock is not None and call.clock.fired and stopped_by == "stop":
             stopped_by = "deadline"
+        elif call.blocks is not None and call.blocks.fired and stopped_by == "stop":
+            stopped_by = "blocks"
         decode = written.decode
         return CallStats(
             prompt_tokens=len(call.prompt),
