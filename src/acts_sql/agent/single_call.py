@@ -85,8 +85,8 @@ def raw_correction(
     `rows`: the issue SQL's result when it runs and the issue says it is wrong, told in the
     same place (`rows_note`; ignored when `error` is given).
     `prose_after` False: the reply may end once it has as many ```sql blocks as the issue
-    SQL has statements (`solution_blocks`), without the prose a model writes after them;
-    the baselines keep their replies whole.
+    SQL has statements (`solution_blocks`), without the prose a model writes after them
+    (the engine's samples); the raw rewrite and the baselines keep their replies whole.
     """
     prompt = _raw_prompt(task, error, rows)
     request = LLMRequest(

@@ -163,7 +163,6 @@ class CandidateStage:
             self.llm.for_node(None),
             self.task,
             max_tokens=sql_reply_cap(self.task.original_sql) + RAW_PROSE_TOKENS,
-            prose_after=False,
         )
         self._raw_sql = ";\n".join(statements) if statements else ""
 
