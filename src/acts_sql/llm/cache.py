@@ -4,9 +4,9 @@
 of a canonical JSON (sorted keys, no whitespace) of the inner backend's name
 (which names the model), the purpose, the messages, the JSON schema, the
 temperature and max_tokens (and the seed, the values to avoid and, for a local
-backend, ``sql_names`` and ``enough_blocks``). Not the call's ``timeout_s`` (the time left of a
-run, which says nothing of the reply): a replayed call hits however much time
-is left. A hit returns the recorded text at no cost: its usage has the
+backend, ``sql_names`` and ``enough_blocks``). Not the call's ``timeout_s``
+(the time left of a run, which says nothing of the reply): a replayed call hits
+however much time is left. A hit returns the recorded text at no cost: its usage has the
 recorded token counts, ``seconds`` 0 and ``replayed`` True
 (:class:`ReplayedUsage`). A miss asks the inner backend and records the
 reply. A benchmark re-run with the same cache directory costs nothing.

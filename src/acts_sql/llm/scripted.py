@@ -8,9 +8,9 @@ response texts to return, in order::
 Each call of a purpose takes that purpose's next response; a purpose with no
 response left raises :class:`ScriptExhaustedError` naming it. A request's
 ``enough_blocks`` cuts the response after that many ```sql blocks, as the local
-backend stops writing there. Token counts are
-an *estimate* (about four characters per token), since no model is involved;
-seconds are measured, and include the optional simulated latency ``delay_s``.
+backend stops writing there. Token counts are an *estimate* (about four
+characters per token), since no model is involved; seconds are measured, and
+include the optional simulated latency ``delay_s``.
 
 The backend is `OrderedReplies`: a request sent ahead (``--parallel``) waits
 out ``delay_s`` at once, but takes its reply only when the search uses it, so

@@ -1,9 +1,8 @@
 """Where a reply's ```sql blocks close: the end of what a caller reads of it.
 
 A model asked for SQL in ```sql blocks writes the blocks and then, often,
-prose about them that no caller reads (with the embedded 1.5B about a quarter
-of a correction reply's tokens). A request's ``enough_blocks`` says how many
-blocks make the reply complete; :func:`end_of_blocks` finds where they end,
+prose about them that no caller reads. A request's ``enough_blocks`` says how
+many blocks make the reply complete; :func:`end_of_blocks` finds where they end,
 so that a backend can stop writing there, and :class:`BlocksClosed` is that
 stop as a llama-cpp-python stopping criterion.
 """
